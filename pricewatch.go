@@ -1,0 +1,324 @@
+// Package pricewatch holds the domain of the daemon: raw observations as the
+// sources state them, normalized offers priced per GPU-hour, billing modes,
+// scrape runs and the small error taxonomy every other package shares.
+//
+// Units: a price is always in the currency named beside it; a normalized
+// offer's price is per GPU per hour of use at full utilization. Times are UTC.
+package pricewatch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Mode is a billing mode: how an offer is paid for.
+type Mode string
+
+// The billing modes pricewatch knows. Commitment modes carry their term in
+// the name so that a ranking can tell a 3-month from a 3-year commitment.
+const (
+	ModeOnDemand   Mode = "ondemand"
+	ModeSpot       Mode = "spot"
+	ModeWeekly     Mode = "weekly"
+	ModeMonthly    Mode = "monthly"
+	ModeReserved3M Mode = "reserved-3m"
+	ModeReserved6M Mode = "reserved-6m"
+	ModeReserved1Y Mode = "reserved-1y"
+	ModeReserved3Y Mode = "reserved-3y"
+	ModeReserved5Y Mode = "reserved-5y"
+)
+
+// HoursPerMonth is the conversion used for monthly periods (365 × 24 / 12).
+const HoursPerMonth = 730
+
+var modeHours = map[Mode]float64{
+	ModeOnDemand:   0,
+	ModeSpot:       0,
+	ModeWeekly:     7 * 24,
+	ModeMonthly:    HoursPerMonth,
+	ModeReserved3M: 3 * HoursPerMonth,
+	ModeReserved6M: 6 * HoursPerMonth,
+	ModeReserved1Y: 8760,
+	ModeReserved3Y: 3 * 8760,
+	ModeReserved5Y: 5 * 8760,
+}
+
+// Modes lists every known billing mode in a stable order.
+func Modes() []Mode {
+	return []Mode{ModeOnDemand, ModeSpot, ModeWeekly, ModeMonthly, ModeReserved3M,
+		ModeReserved6M, ModeReserved1Y, ModeReserved3Y, ModeReserved5Y}
+}
+
+// DefaultModes are the modes without commitment, which a ranking considers
+// unless a request names others.
+func DefaultModes() []Mode { return []Mode{ModeOnDemand, ModeSpot} }
+
+// ParseMode validates a mode name.
+func ParseMode(s string) (Mode, error) {
+	m := Mode(strings.ToLower(strings.TrimSpace(s)))
+	if _, ok := modeHours[m]; !ok {
+		return "", Errorf(EInvalid, "unknown mode %q (known: %s)", s, joinModes(Modes()))
+	}
+	return m, nil
+}
+
+// ParseModes parses a comma-separated list of modes; empty means DefaultModes.
+func ParseModes(s string) ([]Mode, error) {
+	if strings.TrimSpace(s) == "" {
+		return DefaultModes(), nil
+	}
+	var out []Mode
+	for _, part := range strings.Split(s, ",") {
+		m, err := ParseMode(part)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func joinModes(ms []Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+// CommitmentHours is the length of the mode's commitment in hours; 0 for
+// modes without commitment.
+func (m Mode) CommitmentHours() float64 { return modeHours[m] }
+
+// Committed reports whether the mode binds the renter for a period.
+func (m Mode) Committed() bool { return modeHours[m] > 0 }
+
+// PriceUnit says what span of time a stated price pays for.
+type PriceUnit string
+
+// Price units as sources state them.
+const (
+	PerHour  PriceUnit = "hour"
+	PerDay   PriceUnit = "day"
+	PerWeek  PriceUnit = "week"
+	PerMonth PriceUnit = "month"
+	// PerTerm is a total for the whole commitment term of the offer's mode
+	// (Azure reservations state the 1- or 3-year total).
+	PerTerm PriceUnit = "term"
+)
+
+// Observation is one price as a source states it, before normalization: the
+// GPU name as written, the price in the source's unit and currency, for the
+// whole instance or per GPU.
+type Observation struct {
+	Source   string `json:"source"`
+	Provider string `json:"provider,omitempty"`
+	// OfferID names the offer the way the source does (instance type, GPU
+	// type and tier, marketplace offer id); stable across runs where the
+	// source allows.
+	OfferID string `json:"offer_id"`
+	Region  string `json:"region,omitempty"`
+	GPUName string `json:"gpu_name"`
+	// GPUCount is the number of GPUs the price pays for; 0 when the source
+	// does not state it (the price must then be per GPU).
+	GPUCount    int     `json:"gpu_count"`
+	GPUMemoryGB float64 `json:"gpu_memory_gb,omitempty"`
+	// GPUFraction is set for shared or fractional GPUs (vGPU, MIG, 1/6 of a
+	// card); 0 means whole GPUs.
+	GPUFraction float64   `json:"gpu_fraction,omitempty"`
+	Price       float64   `json:"price"`
+	Currency    string    `json:"currency"`
+	Unit        PriceUnit `json:"unit"`
+	PerGPU      bool      `json:"per_gpu"`
+	Mode        Mode      `json:"mode"`
+	// Reliability is the marketplace's 0–1 score where it gives one.
+	Reliability *float64 `json:"reliability,omitempty"`
+	URL         string   `json:"url,omitempty"`
+}
+
+// Offer is a normalized observation: a canonical card, a price per GPU-hour
+// in the offer's own currency, and the times it was seen.
+type Offer struct {
+	Key      string `json:"key"`
+	Source   string `json:"source"`
+	Provider string `json:"provider"`
+	OfferID  string `json:"offer_id"`
+	Region   string `json:"region,omitempty"`
+	// Card is the canonical card id (cards.csv canonical_id); empty when the
+	// GPU name is unknown: such an offer is kept and reported, never ranked.
+	Card        string  `json:"card,omitempty"`
+	GPUName     string  `json:"gpu_name"`
+	GPUs        int     `json:"gpus"`
+	GPUFraction float64 `json:"gpu_fraction,omitempty"`
+	Shared      bool    `json:"shared,omitempty"`
+	Mode        Mode    `json:"mode"`
+	// CommitmentHours is the term the renter commits to (0: none).
+	CommitmentHours float64  `json:"commitment_hours,omitempty"`
+	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
+	Currency        string   `json:"currency"`
+	Reliability     *float64 `json:"reliability,omitempty"`
+	URL             string   `json:"url,omitempty"`
+	// FirstSeen is when the offer first appeared; ObservedAt when the
+	// current price was last confirmed by a successful run.
+	FirstSeen  time.Time `json:"first_seen"`
+	ObservedAt time.Time `json:"observed_at"`
+}
+
+// OfferKey builds the stable key of an offer: source/offer-id/region/mode,
+// with "-" for a source that states no region.
+func OfferKey(source, offerID, region string, mode Mode) string {
+	if region == "" {
+		region = "-"
+	}
+	return source + "/" + offerID + "/" + region + "/" + string(mode)
+}
+
+// SamePrice reports whether two offers carry the same priced terms, which
+// is what decides whether a re-scrape writes a history row.
+func (o Offer) SamePrice(p Offer) bool {
+	return o.PricePerGPUHour == p.PricePerGPUHour && o.Currency == p.Currency &&
+		o.GPUs == p.GPUs && o.Card == p.Card && o.Shared == p.Shared
+}
+
+// Rates are currency reference rates: units of each currency per one unit
+// of Base (the ECB quotes per EUR).
+type Rates struct {
+	Base  string             `json:"base"`
+	Date  string             `json:"date"`
+	Rates map[string]float64 `json:"rates"`
+	// FetchedAt is when the rates were last fetched successfully.
+	FetchedAt time.Time `json:"fetched_at"`
+}
+
+// Convert converts amount from one currency to another.
+func (r *Rates) Convert(amount float64, from, to string) (float64, error) {
+	from, to = strings.ToUpper(from), strings.ToUpper(to)
+	if from == to {
+		return amount, nil
+	}
+	if r == nil {
+		return 0, Errorf(EUnavailable, "no exchange rates yet to convert %s to %s", from, to)
+	}
+	rf, ok := r.rate(from)
+	if !ok {
+		return 0, Errorf(EInvalid, "no exchange rate for %s", from)
+	}
+	rt, ok := r.rate(to)
+	if !ok {
+		return 0, Errorf(EInvalid, "no exchange rate for %s", to)
+	}
+	return amount / rf * rt, nil
+}
+
+// Has reports whether the currency can be converted.
+func (r *Rates) Has(cur string) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.rate(strings.ToUpper(cur))
+	return ok
+}
+
+func (r *Rates) rate(cur string) (float64, bool) {
+	if cur == r.Base {
+		return 1, true
+	}
+	v, ok := r.Rates[cur]
+	return v, ok && v > 0
+}
+
+// Run is the record of one scrape of one source.
+type Run struct {
+	Source   string        `json:"source"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration_ns"`
+	OK       bool          `json:"ok"`
+	// Offers counts the offers the run parsed; Changes the history rows it
+	// wrote (new, changed and vanished offers).
+	Offers  int `json:"offers"`
+	Changes int `json:"changes"`
+	// Unknown lists GPU names no alias maps to a card, with their counts.
+	Unknown map[string]int `json:"unknown,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// Error codes: a small taxonomy mapped to HTTP statuses in one place.
+const (
+	EInvalid     = "invalid"
+	ENotFound    = "not_found"
+	EUnavailable = "unavailable"
+	EInternal    = "internal"
+)
+
+// Error is an error with a code and a message safe to show to a user.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an *Error.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of an *Error in err's chain, else EInternal.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	}
+	if asError(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// Card is one GPU variant from the card catalog (reference cards.csv).
+type Card struct {
+	ID             string  `json:"id"`
+	Vendor         string  `json:"vendor"`
+	Model          string  `json:"model"`
+	Variant        string  `json:"variant"`
+	Architecture   string  `json:"architecture"`
+	FormFactor     string  `json:"form_factor"`
+	MemoryGB       float64 `json:"memory_gb"`
+	BandwidthGBs   float64 `json:"memory_bandwidth_gbs"`
+	BF16TFLOPS     float64 `json:"bf16_dense_tflops,omitempty"`
+	FP16TFLOPS     float64 `json:"fp16_dense_tflops,omitempty"`
+	FP8TFLOPS      float64 `json:"fp8_dense_tflops,omitempty"`
+	TDPWatts       float64 `json:"tdp_w,omitempty"`
+	Interconnect   string  `json:"interconnect"`
+	LinkGBs        float64 `json:"gpu_link_gbs"`
+	EstimatorClass string  `json:"estimator_class"`
+}
+
+// Interconnect classes used for multi-GPU scaling.
+const (
+	InterconnectPCIe = "pcie"
+	InterconnectSXM  = "sxm"
+)
+
+// InterconnectClass is "sxm" for cards on a switched fabric (SXM, OAM,
+// superchip modules) and "pcie" for the rest, bridged pairs included.
+func (c Card) InterconnectClass() string {
+	ff := strings.ToUpper(c.FormFactor)
+	if strings.HasPrefix(ff, "SXM") || strings.HasPrefix(ff, "OAM") || strings.HasPrefix(ff, "SUPERCHIP") {
+		return InterconnectSXM
+	}
+	return InterconnectPCIe
+}
+
+// TrainPeakTFLOPS is the dense 16-bit tensor rate used for training: BF16
+// where the card has it, else FP16 (T4, V100).
+func (c Card) TrainPeakTFLOPS() float64 {
+	if c.BF16TFLOPS > 0 {
+		return c.BF16TFLOPS
+	}
+	return c.FP16TFLOPS
+}

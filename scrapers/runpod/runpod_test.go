@@ -1,0 +1,101 @@
+package runpod_test
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/scrapers/runpod"
+	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+)
+
+func TestScraper_Fixture(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "runpod")
+	nr, g := scrapertest.Normalize("runpod", res)
+	scrapertest.CheckGolden(t, g)
+
+	for _, c := range []struct {
+		key, card string
+		mode      pricewatch.Mode
+		price     float64
+	}{
+		{"runpod/NVIDIA A100-SXM4-80GB/secure/-/ondemand", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.74},
+		{"runpod/NVIDIA A100-SXM4-80GB/community/-/ondemand", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.39},
+		{"runpod/NVIDIA A100-SXM4-80GB/secure/-/spot", "A100-80GB-SXM", pricewatch.ModeSpot, 0.95},
+		{"runpod/NVIDIA A100-SXM4-80GB/community/-/spot", "A100-80GB-SXM", pricewatch.ModeSpot, 0.79},
+		{"runpod/NVIDIA A100-SXM4-80GB/secure/-/reserved-3m", "A100-80GB-SXM", pricewatch.ModeReserved3M, 1.644},
+		{"runpod/NVIDIA A100-SXM4-80GB/secure/-/reserved-6m", "A100-80GB-SXM", pricewatch.ModeReserved6M, 1.607},
+		{"runpod/NVIDIA GeForce RTX 4090/community/-/ondemand", "RTX-4090", pricewatch.ModeOnDemand, 0.34},
+		{"runpod/NVIDIA H100 80GB HBM3/secure/-/ondemand", "H100-80GB-SXM", pricewatch.ModeOnDemand, 2.99},
+		{"runpod/NVIDIA H100 PCIe/community/-/spot", "H100-80GB-PCIE", pricewatch.ModeSpot, 1.35},
+		{"runpod/AMD Instinct MI300X OAM/secure/-/ondemand", "MI300X-192GB", pricewatch.ModeOnDemand, 2.49},
+		{"runpod/Tesla V100-SXM2-32GB/community/-/ondemand", "V100-32GB-SXM2", pricewatch.ModeOnDemand, 0.33},
+	} {
+		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
+	}
+	keys := map[string]bool{}
+	for _, o := range nr.Offers {
+		keys[o.Key] = true
+		if o.PricePerGPUHour <= 0 {
+			t.Errorf("%s: non-positive price", o.Key)
+		}
+	}
+	for _, absent := range []string{
+		"runpod/AMD Instinct MI300X OAM/community/-/ondemand",                     // placeholder 0.5 on a secure-only card
+		"runpod/NVIDIA GeForce RTX 3070/secure/-/ondemand",                        // securePrice 0 = not offered
+		"runpod/NVIDIA B200/secure/-/spot",                                        // null spot price
+		"runpod/unknown/secure/-/ondemand", "runpod/unknown/community/-/ondemand", // not a card
+	} {
+		if keys[absent] {
+			t.Errorf("offer %s must not exist", absent)
+		}
+	}
+	if nr.Unknown["NVIDIA A30 (24 GB)"] == 0 || nr.Unknown["NVIDIA RTX A5000 (24 GB)"] == 0 {
+		t.Errorf("unknown report misses A30/RTX A5000: %v", nr.Unknown)
+	}
+	for name := range nr.Unknown {
+		if name == "unknown" {
+			t.Error(`the "unknown" row must be skipped, not reported`)
+		}
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"GraphQLError", `{"errors":[{"message":"rate limited"}]}`, "graphql error: rate limited"},
+		{"NoData", `{"data":null}`, "no offers parsed"},
+		{"EmptyList", `{"data":{"gpuTypes":[]}}`, "no offers parsed"},
+		{"OnlyPlaceholders", `{"data":{"gpuTypes":[{"id":"unknown","memoryInGb":0,"securePrice":0}]}}`, "no offers parsed"},
+		{"HTML", `<html><body>Just a moment...</body></html>`, "expected JSON, got markup"},
+		{"Truncated", `{"data":{"gpuTypes":[{"id":"NVIDIA A40","secur`, "decode JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runpod.Parse([]byte(c.body), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seed, err := fs.ReadFile(fixtures.FS(), "runpod/graphql.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"data":{"gpuTypes":[{"id":"NVIDIA L4","memoryInGb":24,"maxGpuCount":8,"secureCloud":true,"securePrice":-1}]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		obs, err := runpod.Parse(body, "")
+		if err != nil {
+			return
+		}
+		for _, o := range obs {
+			if !(o.Price > 0) {
+				t.Fatalf("non-positive price accepted: %+v", o)
+			}
+		}
+	})
+}

@@ -1,0 +1,162 @@
+// Package scrapertest runs a registered scraper against fixture servers and
+// compares its normalized result with the golden expected.json of its
+// fixture folder. go test ./scrapers/... -update rewrites the golden files;
+// review the diff before committing.
+package scrapertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+var update = flag.Bool("update", false, "rewrite golden expected.json files")
+
+// At is the fixed run time golden results are stamped with.
+var At = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// Env returns a run environment for the named source pointed at base
+// (a fixture server URL), with no politeness delay and a short timeout.
+func Env(t testing.TB, name, base string) *scrapers.Env {
+	t.Helper()
+	reg, ok := scrapers.Get(name)
+	if !ok {
+		t.Fatalf("source %q is not registered", name)
+	}
+	s := reg.Defaults
+	s.URL = fixtures.URLs(base)[name]
+	if s.URL == "" {
+		t.Fatalf("no fixture route for %q", name)
+	}
+	s.Delay = 0
+	s.Timeout = 2 * time.Second
+	return &scrapers.Env{Name: name, Settings: s}
+}
+
+// Scrape serves h on loopback and runs the named scraper against it.
+func Scrape(t testing.TB, name string, h http.Handler) (scrapers.Result, error) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	reg, _ := scrapers.Get(name)
+	return reg.New().Scrape(t.Context(), Env(t, name, srv.URL))
+}
+
+// ScrapeFixtures runs the named scraper against the embedded fixtures.
+func ScrapeFixtures(t testing.TB, name string) scrapers.Result {
+	t.Helper()
+	res, err := Scrape(t, name, fixtures.Handler(fixtures.FS()))
+	if err != nil {
+		t.Fatalf("scrape %s from fixtures: %v", name, err)
+	}
+	return res
+}
+
+// Golden is the reviewed, checked-in summary of a source's normalized result.
+type Golden struct {
+	Source       string         `json:"source"`
+	Observations int            `json:"observations"`
+	Offers       int            `json:"offers"`
+	ByMode       map[string]int `json:"by_mode"`
+	Unknown      map[string]int `json:"unknown"`
+	Invalid      string         `json:"invalid,omitempty"`
+	List         []GoldenOffer  `json:"list"`
+}
+
+// GoldenOffer is one normalized offer in a golden file.
+type GoldenOffer struct {
+	Key             string   `json:"key"`
+	Card            string   `json:"card"`
+	GPUName         string   `json:"gpu_name"`
+	GPUs            int      `json:"gpus"`
+	Shared          bool     `json:"shared,omitempty"`
+	Mode            string   `json:"mode"`
+	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
+	Currency        string   `json:"currency"`
+	Reliability     *float64 `json:"reliability,omitempty"`
+}
+
+// Normalize runs the default catalog over a result.
+func Normalize(name string, res scrapers.Result) (normalize.Result, Golden) {
+	nr := normalize.DefaultCatalog().Normalize(res.Observations, At)
+	g := Golden{Source: name, Observations: len(res.Observations), Offers: len(nr.Offers),
+		ByMode: map[string]int{}, Unknown: nr.Unknown}
+	if nr.Invalid != nil {
+		g.Invalid = nr.Invalid.Error()
+	}
+	for _, o := range nr.Offers {
+		g.ByMode[string(o.Mode)]++
+		g.List = append(g.List, GoldenOffer{
+			Key: o.Key, Card: o.Card, GPUName: o.GPUName, GPUs: o.GPUs, Shared: o.Shared,
+			Mode: string(o.Mode), PricePerGPUHour: round6(o.PricePerGPUHour), Currency: o.Currency,
+			Reliability: o.Reliability,
+		})
+	}
+	sort.Slice(g.List, func(i, j int) bool { return g.List[i].Key < g.List[j].Key })
+	return nr, g
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// CheckGolden compares g with fixtures/<source>/expected.json (or rewrites
+// it under -update).
+func CheckGolden(t testing.TB, g Golden) {
+	t.Helper()
+	got, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	file := filepath.Join(fixtures.Dir(), g.Source, "expected.json")
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		var w Golden
+		_ = json.Unmarshal(want, &w)
+		t.Errorf("%s: result differs from %s (run go test -update and review the diff)\n"+
+			"got %d offers %v unknown %v\nwant %d offers %v unknown %v",
+			g.Source, file, g.Offers, g.ByMode, g.Unknown, w.Offers, w.ByMode, w.Unknown)
+	}
+}
+
+// Find returns the offer with the key, failing the test if absent.
+func Find(t testing.TB, nr normalize.Result, key string) pricewatch.Offer {
+	t.Helper()
+	for _, o := range nr.Offers {
+		if o.Key == key {
+			return o
+		}
+	}
+	t.Fatalf("no offer %q", key)
+	return pricewatch.Offer{}
+}
+
+// Price asserts an offer's price per GPU-hour to the cent-fraction.
+func Price(t testing.TB, nr normalize.Result, key, card string, mode pricewatch.Mode, want float64) {
+	t.Helper()
+	o := Find(t, nr, key)
+	if math.Abs(o.PricePerGPUHour-want) > 1e-6 || o.Card != card || o.Mode != mode {
+		t.Errorf("%s: got %s %s %.6f/GPU-h, want %s %s %.6f", key, o.Card, o.Mode, o.PricePerGPUHour, card, mode, want)
+	}
+}
