@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// common flags of the commands that load config and open the database.
+type common struct {
+	config   string
+	db       string
+	demo     bool
+	fixtures string
+}
+
+func (c *common) register(fs *flag.FlagSet, withFixtures bool) {
+	fs.StringVar(&c.config, "config", "", "YAML config file (default: built-in defaults)")
+	fs.StringVar(&c.db, "db", "", "bbolt database file (default: config db, pricewatch.db)")
+	if withFixtures {
+		fs.BoolVar(&c.demo, "demo", false, "point every source at the embedded fixtures on a loopback server (offline)")
+		fs.StringVar(&c.fixtures, "fixtures", "", "like --demo, serving fixtures from this folder (same layout as fixtures/)")
+	}
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+func (c *common) load() (*config.Config, error) {
+	if c.demo && c.fixtures != "" {
+		return nil, usageError{"--demo and --fixtures exclude each other"}
+	}
+	cfg, err := config.Load(c.config)
+	if err != nil {
+		return nil, err
+	}
+	if c.db != "" {
+		cfg.DB = c.db
+	}
+	return cfg, nil
+}
+
+func validate(cfg *config.Config) error {
+	cat := normalize.DefaultCatalog()
+	err := cfg.Validate(func(w string) bool { _, ok := rank.WorkloadByName(w); return ok },
+		func(id string) bool { _, ok := cat.Card(id); return ok })
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// startFixtures serves the embedded fixtures (--demo) or a folder
+// (--fixtures) on loopback and points every source at it.
+func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.Server, error) {
+	var fsys fs.FS
+	switch {
+	case c.demo:
+		fsys = fixtures.FS()
+	case c.fixtures != "":
+		st, err := os.Stat(c.fixtures)
+		if err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--fixtures %s: not a folder", c.fixtures)
+		}
+		fsys = os.DirFS(c.fixtures)
+	default:
+		return nil, nil
+	}
+	srv, err := fixtures.Start(fixtures.Handler(fsys))
+	if err != nil {
+		return nil, err
+	}
+	cfg.PointAt(fixtures.URLs(srv.URL))
+	log.Info("sources point at the fixture server", "url", srv.URL, "sources", strings.Join(fixtures.Sources(), ","))
+	return srv, nil
+}
+
+func openStore(path string, readOnly bool) (*store.Store, error) {
+	st, err := store.Open(path, store.Options{ReadOnly: readOnly})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s is in use by a running pricewatch (serve); stop it, or query it over HTTP (GET /v1/best)", err, path)
+	}
+	return st, err
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}

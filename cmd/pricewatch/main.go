@@ -1,0 +1,78 @@
+// Command pricewatch watches public GPU prices, ranks them by cost per
+// million tokens and tells Slack when the best choice changes.
+//
+//	pricewatch serve  [--config FILE] [--db FILE] [--addr HOST:PORT] [--demo | --fixtures DIR]
+//	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [SOURCE...]
+//	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "github.com/pricewatch/pricewatch/scrapers/all" // register every source
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A second signal exits at once: NotifyContext stops catching after the
+	// first cancel only once stop() runs, so watch for it ourselves.
+	go func() {
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		fmt.Fprintln(os.Stderr, "pricewatch: second signal, exiting now")
+		os.Exit(2)
+	}()
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "pricewatch:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "pricewatch:", err)
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+const usage = `pricewatch: where is it cheapest to get my GPU job done, right now?
+
+Commands:
+  serve   run the daemon: scheduled scrapes, HTTP API, Slack alerts
+  scrape  scrape sources once and print a summary line per source
+  best    print the best offer per card for a workload, from the database
+
+Run "pricewatch <command> -h" for a command's flags.`
+
+// Run executes one command line (main's testable body).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return usageError{"no command given"}
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "scrape":
+		return runScrape(ctx, args[1:], stdout, stderr)
+	case "best":
+		return runBest(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	fmt.Fprintln(stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}

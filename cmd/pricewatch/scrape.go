@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pricewatch/pricewatch/pipeline"
+)
+
+func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("scrape", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, true)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, "warn")
+	fx, err := c.startFixtures(cfg, log)
+	if err != nil {
+		return err
+	}
+	if fx != nil {
+		defer fx.Close()
+	}
+	if err := validate(cfg); err != nil {
+		return err
+	}
+	names := fs.Args()
+	for _, n := range names {
+		if _, ok := cfg.Sources[n]; !ok {
+			return usageError{fmt.Sprintf("unknown source %q (known: %s)", n, strings.Join(cfg.SourceNames(), ", "))}
+		}
+	}
+	st, err := openStore(cfg.DB, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p, err := pipeline.New(cfg, st, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		return err
+	}
+	if err := p.Init(); err != nil {
+		return err
+	}
+	sums := p.RunAll(ctx, names)
+	failed := 0
+	for _, s := range sums {
+		fmt.Fprintln(stdout, summaryLine(s))
+		if s.Err != nil {
+			failed++
+		}
+	}
+	if err := p.Refresh(ctx); err != nil {
+		fmt.Fprintln(stderr, "pricewatch: refresh:", err)
+	}
+	if len(sums) > 0 && failed == len(sums) {
+		return fmt.Errorf("every source failed (%d)", failed)
+	}
+	return nil
+}
+
+func summaryLine(s pipeline.Summary) string {
+	if s.Err != nil {
+		return fmt.Sprintf("%-8s FAILED  %5.1fs  error: %v", s.Source, s.Duration.Seconds(), s.Err)
+	}
+	line := fmt.Sprintf("%-8s ok      %5.1fs  %5d offers  %4d changes  %2d unknown GPUs", s.Source, s.Duration.Seconds(), s.Offers, s.Changes, len(s.Unknown))
+	if len(s.Unknown) > 0 {
+		names := make([]string, 0, len(s.Unknown))
+		for n := range s.Unknown {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) > 6 {
+			names = append(names[:6], fmt.Sprintf("… %d more", len(names)-6))
+		}
+		line += " (" + strings.Join(names, ", ") + ")"
+	}
+	return line
+}

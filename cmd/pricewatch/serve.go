@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, true)
+	addr := fs.String("addr", "", "HTTP listen address (default: config server.addr, 127.0.0.1:8080)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if *addr != "" {
+		cfg.Server.Addr = *addr
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	fx, err := c.startFixtures(cfg, log)
+	if err != nil {
+		return err
+	}
+	if fx != nil {
+		defer fx.Close()
+	}
+	if err := validate(cfg); err != nil {
+		return err
+	}
+	st, err := openStore(cfg.DB, false)
+	if err != nil {
+		return err
+	}
+	// The database closes last, after cron and the HTTP server stopped.
+	defer st.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p, err := pipeline.New(cfg, st, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: reg})
+	if err != nil {
+		return err
+	}
+	if err := p.Init(); err != nil {
+		return err
+	}
+	api, err := httpapi.New(p, reg, reg, log.With("component", "http"))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Server.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		ReadTimeout:       cfg.Server.ReadTimeout,
+		WriteTimeout:      cfg.Server.WriteTimeout,
+		IdleTimeout:       cfg.Server.IdleTimeout,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	log.Info("pricewatch serving", "addr", base, "db", cfg.DB, "sources", len(p.Enabled()), "slack", slackMode(cfg))
+	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/metrics\n",
+		base, base, base, base, base, base)
+
+	// The first scrape runs at once, then cron takes over.
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		p.RunAll(ctx, nil)
+		if err := p.Refresh(ctx); err != nil {
+			log.Error("refresh failed", "err", err)
+		}
+		if ctx.Err() == nil {
+			if err := p.Start(ctx); err != nil {
+				log.Error("scheduling failed", "err", err)
+			}
+		}
+	}()
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	}
+	log.Info("shutting down")
+	// Stop scheduling and wait for running scrapes, then the server, then
+	// (deferred) the database.
+	<-firstDone
+	p.Stop(30 * time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func notifier(cfg *config.Config) alerts.Notifier {
+	return alerts.NewSlack(alerts.SlackConfig{
+		Token: cfg.Slack.Token, Channel: cfg.Slack.Channel, WebhookURL: cfg.Slack.WebhookURL, APIURL: cfg.Slack.APIURL,
+	})
+}
+
+// slackMode says how alerts are delivered, never the secret itself.
+func slackMode(cfg *config.Config) string {
+	switch {
+	case cfg.Slack.Token != "":
+		return "bot token, channel " + cfg.Slack.Channel
+	case cfg.Slack.WebhookURL != "":
+		return "incoming webhook"
+	}
+	return "off (alerts are logged)"
+}

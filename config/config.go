@@ -1,0 +1,410 @@
+// Package config reads pricewatch's YAML configuration: defaults in code, the
+// file decoded over them strictly (an unknown key is an error naming it),
+// secrets from the environment or files only, validated before anything
+// starts. Precedence: flag > environment > file > default.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+// Environment variables that carry secrets. They are never logged.
+const (
+	EnvSlackToken   = "PRICEWATCH_SLACK_TOKEN"
+	EnvSlackWebhook = "PRICEWATCH_SLACK_WEBHOOK_URL"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	DB        string            `yaml:"db"`
+	LogLevel  string            `yaml:"log_level"`
+	UserAgent string            `yaml:"user_agent"`
+	Server    Server            `yaml:"server"`
+	Ranking   Ranking           `yaml:"ranking"`
+	Alerts    Alerts            `yaml:"alerts"`
+	Slack     Slack             `yaml:"slack"`
+	Sources   map[string]Source `yaml:"-"`
+}
+
+// Server configures the HTTP API.
+type Server struct {
+	Addr              string        `yaml:"addr"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+}
+
+// Ranking configures which offers rank.
+type Ranking struct {
+	// ReliabilityFloor keeps marketplace offers below it out of rankings.
+	ReliabilityFloor float64 `yaml:"reliability_floor"`
+	// BaseCurrency is the currency offers are compared in.
+	BaseCurrency string `yaml:"base_currency"`
+}
+
+// Alerts configures change alerts.
+type Alerts struct {
+	MinChangePct float64 `yaml:"min_change_pct"`
+	Watches      []Watch `yaml:"watches"`
+}
+
+// Watch is a ranking whose best offer is watched for changes.
+type Watch struct {
+	Name     string   `yaml:"name"`
+	Workload string   `yaml:"workload"`
+	Card     string   `yaml:"card"`
+	Modes    []string `yaml:"modes"`
+	Currency string   `yaml:"currency"`
+}
+
+// Slack configures delivery. Secrets come from the environment or files.
+type Slack struct {
+	Channel string `yaml:"channel"`
+	// APIURL overrides the Slack Web API base (tests point it at a fake).
+	APIURL         string `yaml:"api_url"`
+	TokenFile      string `yaml:"token_file"`
+	WebhookURLFile string `yaml:"webhook_url_file"`
+	// Token and WebhookURL are filled from the environment or the files.
+	Token      string `yaml:"-"`
+	WebhookURL string `yaml:"-"`
+}
+
+// Source is one source's settings plus its scraper with its own options.
+type Source struct {
+	Name     string
+	Settings scrapers.Settings
+	Scraper  scrapers.Scraper
+}
+
+// Default returns the configuration used when no file is given.
+func Default() *Config {
+	c := &Config{
+		DB:        "pricewatch.db",
+		LogLevel:  "info",
+		UserAgent: scrapers.DefaultUserAgent,
+		Server: Server{
+			Addr:              "127.0.0.1:8080",
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       10 * time.Second,
+			WriteTimeout:      15 * time.Second,
+			IdleTimeout:       60 * time.Second,
+		},
+		Ranking: Ranking{ReliabilityFloor: 0.95, BaseCurrency: "USD"},
+		Alerts:  Alerts{MinChangePct: 3},
+		Sources: map[string]Source{},
+	}
+	for _, name := range scrapers.Names() {
+		reg, _ := scrapers.Get(name)
+		c.Sources[name] = Source{Name: name, Settings: reg.Defaults, Scraper: reg.New()}
+	}
+	return c
+}
+
+// DefaultWatches are the watches used when the config names none: every
+// built-in workload, best on-demand and best spot.
+func DefaultWatches(workloads []string) []Watch {
+	var ws []Watch
+	for _, w := range workloads {
+		for _, m := range pricewatch.DefaultModes() {
+			ws = append(ws, Watch{Name: w + "/" + string(m), Workload: w, Modes: []string{string(m)}})
+		}
+	}
+	return ws
+}
+
+// Load reads a config file over the defaults (path "" = defaults only) and
+// fills secrets from the environment.
+func Load(path string) (*Config, error) {
+	c := Default()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		defer f.Close()
+		if err := c.Decode(f); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := c.LoadSecrets(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fileConfig mirrors Config for decoding, with sources kept as raw nodes so
+// each source decodes its own options.
+type fileConfig struct {
+	DB        *string              `yaml:"db"`
+	LogLevel  *string              `yaml:"log_level"`
+	UserAgent *string              `yaml:"user_agent"`
+	Server    *yaml.Node           `yaml:"server"`
+	Ranking   *yaml.Node           `yaml:"ranking"`
+	Alerts    *yaml.Node           `yaml:"alerts"`
+	Slack     *yaml.Node           `yaml:"slack"`
+	Sources   map[string]yaml.Node `yaml:"sources"`
+}
+
+// Decode reads YAML over c. Unknown keys anywhere are errors naming the key.
+func (c *Config) Decode(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	var fc fileConfig
+	if err := strictDecode(data, &fc); err != nil {
+		return err
+	}
+	if fc.DB != nil {
+		c.DB = *fc.DB
+	}
+	if fc.LogLevel != nil {
+		c.LogLevel = *fc.LogLevel
+	}
+	if fc.UserAgent != nil {
+		c.UserAgent = *fc.UserAgent
+	}
+	for _, part := range []struct {
+		name string
+		node *yaml.Node
+		dst  any
+	}{{"server", fc.Server, &c.Server}, {"ranking", fc.Ranking, &c.Ranking}, {"alerts", fc.Alerts, &c.Alerts}, {"slack", fc.Slack, &c.Slack}} {
+		if part.node == nil {
+			continue
+		}
+		if err := decodeNode(part.node, part.dst); err != nil {
+			return fmt.Errorf("%s: %w", part.name, err)
+		}
+	}
+	names := make([]string, 0, len(fc.Sources))
+	for n := range fc.Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		node := fc.Sources[name]
+		src, ok := c.Sources[name]
+		if !ok {
+			return fmt.Errorf("sources: unknown source %q (known: %s)", name, strings.Join(scrapers.Names(), ", "))
+		}
+		if err := decodeSource(&node, &src); err != nil {
+			return fmt.Errorf("sources.%s: %w", name, err)
+		}
+		c.Sources[name] = src
+	}
+	return nil
+}
+
+func strictDecode(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+func decodeNode(n *yaml.Node, v any) error {
+	data, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return strictDecode(data, v)
+}
+
+// decodeSource decodes the common settings and the scraper's own options
+// from one mapping; a key neither knows is an error.
+func decodeSource(n *yaml.Node, src *Source) error {
+	if n.Kind != yaml.MappingNode {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		return errors.New("must be a mapping")
+	}
+	known := map[string]bool{}
+	for _, k := range yamlKeys(src.Settings) {
+		known[k] = true
+	}
+	for _, k := range yamlKeys(src.Scraper) {
+		known[k] = true
+	}
+	common := &yaml.Node{Kind: yaml.MappingNode}
+	own := &yaml.Node{Kind: yaml.MappingNode}
+	settingKeys := map[string]bool{}
+	for _, k := range yamlKeys(src.Settings) {
+		settingKeys[k] = true
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		if !known[key] {
+			return fmt.Errorf("line %d: unknown key %q", n.Content[i].Line, key)
+		}
+		dst := own
+		if settingKeys[key] {
+			dst = common
+		}
+		dst.Content = append(dst.Content, n.Content[i], n.Content[i+1])
+	}
+	if err := decodeNode(common, &src.Settings); err != nil {
+		return err
+	}
+	if len(own.Content) > 0 {
+		return decodeNode(own, src.Scraper)
+	}
+	return nil
+}
+
+// yamlKeys lists the yaml keys of a struct (or pointer to one).
+func yamlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		keys = append(keys, tag)
+	}
+	return keys
+}
+
+// LoadSecrets fills the Slack token and webhook URL from the environment,
+// else from the configured files.
+func (c *Config) LoadSecrets() error {
+	read := func(env, file string) (string, error) {
+		if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+			return v, nil
+		}
+		if file == "" {
+			return "", nil
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("config: read secret file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	var err error
+	if c.Slack.Token, err = read(EnvSlackToken, c.Slack.TokenFile); err != nil {
+		return err
+	}
+	if c.Slack.WebhookURL, err = read(EnvSlackWebhook, c.Slack.WebhookURLFile); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Validate checks the configuration, returning every problem with its field.
+func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string) bool) error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.DB == "" {
+		bad("db", "must not be empty")
+	}
+	if c.Ranking.ReliabilityFloor < 0 || c.Ranking.ReliabilityFloor > 1 {
+		bad("ranking.reliability_floor", "must be within 0..1")
+	}
+	if c.Ranking.BaseCurrency != "USD" && c.Ranking.BaseCurrency != "EUR" && c.Ranking.BaseCurrency != "CNY" {
+		bad("ranking.base_currency", "must be USD, EUR or CNY")
+	}
+	if c.Alerts.MinChangePct < 0 {
+		bad("alerts.min_change_pct", "must not be negative")
+	}
+	seen := map[string]bool{}
+	for i, w := range c.Alerts.Watches {
+		f := fmt.Sprintf("alerts.watches[%d]", i)
+		if w.Name == "" {
+			bad(f+".name", "is required")
+		} else if seen[w.Name] {
+			bad(f+".name", "duplicate %q", w.Name)
+		}
+		seen[w.Name] = true
+		if !workloadKnown(w.Workload) {
+			bad(f+".workload", "unknown workload %q", w.Workload)
+		}
+		if w.Card != "" && !cardKnown(w.Card) {
+			bad(f+".card", "unknown card %q", w.Card)
+		}
+		for _, m := range w.Modes {
+			if _, err := pricewatch.ParseMode(m); err != nil {
+				bad(f+".modes", "%v", err)
+			}
+		}
+		if w.Currency != "" && w.Currency != "USD" && w.Currency != "EUR" && w.Currency != "CNY" {
+			bad(f+".currency", "must be USD, EUR or CNY")
+		}
+	}
+	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for _, name := range c.SourceNames() {
+		s := c.Sources[name].Settings
+		f := "sources." + name
+		if !s.Enabled {
+			continue
+		}
+		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+			bad(f+".url", "must be an http(s) URL, got %q", s.URL)
+		}
+		if _, err := parser.Parse(s.Schedule); err != nil {
+			bad(f+".schedule", "%v", err)
+		}
+		if s.StaleAfter <= 0 {
+			bad(f+".stale_after", "must be positive")
+		}
+		if s.Timeout < 0 || s.Delay < 0 {
+			bad(f, "timeout and delay must not be negative")
+		}
+	}
+	if c.Slack.Token != "" && c.Slack.Channel == "" {
+		bad("slack.channel", "is required with a bot token ("+EnvSlackToken+")")
+	}
+	return errors.Join(errs...)
+}
+
+// SourceNames lists configured sources, sorted.
+func (c *Config) SourceNames() []string {
+	names := make([]string, 0, len(c.Sources))
+	for n := range c.Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// PointAt rewrites every source's URL to a fixture server (demo and
+// --fixtures) and drops the politeness delay, which loopback does not need.
+func (c *Config) PointAt(urls map[string]string) {
+	for name, src := range c.Sources {
+		if u, ok := urls[name]; ok {
+			src.Settings.URL = u
+			src.Settings.Delay = 0
+			c.Sources[name] = src
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+)
+
+// BestQuery is a validated /v1/best request.
+type BestQuery struct {
+	Workload string
+	Card     string
+	Modes    []pricewatch.Mode
+	Currency string
+}
+
+// BestEntry is one card's best offer in a /v1/best answer.
+type BestEntry struct {
+	Card                 string          `json:"card"`
+	Source               string          `json:"source"`
+	Provider             string          `json:"provider"`
+	Offer                string          `json:"offer"`
+	Key                  string          `json:"key"`
+	Region               string          `json:"region"`
+	Mode                 pricewatch.Mode `json:"mode"`
+	CommitmentHours      float64         `json:"commitment_hours,omitempty"`
+	GPUs                 int             `json:"gpus"`
+	Fits                 bool            `json:"fits"`
+	PricePerGPUHour      float64         `json:"price_per_gpu_hour"`
+	OfferCurrency        string          `json:"offer_currency"`
+	OfferPricePerGPUHour float64         `json:"offer_price_per_gpu_hour"`
+	TokensPerSecond      float64         `json:"tokens_per_second"`
+	ThroughputOrigin     rank.Origin     `json:"throughput_origin"`
+	CostPerMillionTokens float64         `json:"cost_per_million_tokens"`
+	Reliability          *float64        `json:"reliability,omitempty"`
+	ObservedAt           time.Time       `json:"observed_at"`
+}
+
+// BestResponse is the /v1/best answer (and `pricewatch best --json`).
+type BestResponse struct {
+	Workload    string            `json:"workload"`
+	Currency    string            `json:"currency"`
+	Modes       []pricewatch.Mode `json:"modes"`
+	GeneratedAt time.Time         `json:"generated_at"`
+	Cards       []BestEntry       `json:"cards"`
+}
+
+func checkParams(q url.Values, allowed ...string) error {
+	for k, v := range q {
+		if !slices.Contains(allowed, k) {
+			return pricewatch.Errorf(pricewatch.EInvalid, "unknown parameter %q (allowed: %s)", k, strings.Join(allowed, ", "))
+		}
+		if len(v) > 1 {
+			return pricewatch.Errorf(pricewatch.EInvalid, "parameter %q given %d times", k, len(v))
+		}
+	}
+	return nil
+}
+
+// ParseBestQuery validates /v1/best parameters against the snapshot.
+func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
+	if err := checkParams(q, "workload", "card", "mode", "currency"); err != nil {
+		return BestQuery{}, err
+	}
+	bq := BestQuery{Workload: q.Get("workload"), Card: q.Get("card"), Currency: strings.ToUpper(q.Get("currency"))}
+	if bq.Workload == "" {
+		return bq, pricewatch.Errorf(pricewatch.EInvalid, "parameter workload is required (one of %s)", workloadNames(snap))
+	}
+	if _, ok := snap.Workload(bq.Workload); !ok {
+		return bq, pricewatch.Errorf(pricewatch.EInvalid, "unknown workload %q (one of %s)", bq.Workload, workloadNames(snap))
+	}
+	if bq.Card != "" {
+		if _, ok := cat.Card(bq.Card); !ok {
+			return bq, pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q (canonical ids such as A100-80GB-SXM, RTX-4090)", bq.Card)
+		}
+	}
+	modes, err := pricewatch.ParseModes(q.Get("mode"))
+	if err != nil {
+		return bq, err
+	}
+	bq.Modes = modes
+	if bq.Currency == "" {
+		bq.Currency = snap.Base
+	}
+	if !normalize.KnownCurrency(bq.Currency) {
+		return bq, pricewatch.Errorf(pricewatch.EInvalid, "unknown currency %q (USD, CNY or EUR)", q.Get("currency"))
+	}
+	return bq, nil
+}
+
+func workloadNames(snap *rank.Snapshot) string {
+	var names []string
+	for _, w := range snap.WorkloadNames() {
+		names = append(names, w)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Best answers a validated query from the snapshot.
+func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
+	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, GeneratedAt: snap.GeneratedAt, Cards: []BestEntry{}}
+	for _, e := range snap.Best(q.Workload, q.Modes, q.Card) {
+		price, err := snap.Rates.Convert(e.PricePerGPUHour, snap.Base, q.Currency)
+		if err != nil {
+			return nil, pricewatch.Errorf(pricewatch.EUnavailable, "cannot price in %s: %v", q.Currency, err)
+		}
+		resp.Cards = append(resp.Cards, BestEntry{
+			Card: e.Card, Source: e.Source, Provider: e.Provider, Offer: e.OfferID, Key: e.Key, Region: e.Region,
+			Mode: e.Mode, CommitmentHours: e.CommitmentHours, GPUs: e.GPUs, Fits: e.Fits,
+			PricePerGPUHour: round(price, 6), OfferCurrency: e.OfferCurrency, OfferPricePerGPUHour: e.OfferPricePerGPUHour,
+			TokensPerSecond: round(e.TokensPerSecond, 1), ThroughputOrigin: e.ThroughputOrigin,
+			CostPerMillionTokens: round(rank.CostPerMillionTokens(price, e.TokensPerSecond), 6),
+			Reliability:          e.Reliability, ObservedAt: e.ObservedAt,
+		})
+	}
+	return resp, nil
+}
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	if v < 0 {
+		return -float64(int64(-v*p+0.5)) / p
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	snap := v.Snapshot
+	q, err := ParseBestQuery(r.URL.Query(), snap, normalize.DefaultCatalog())
+	if err != nil {
+		return err
+	}
+	key := "best|" + q.Workload + "|" + q.Card + "|" + q.Currency + "|" + modesKey(q.Modes)
+	body, err := snap.Memo(key, func() (any, error) {
+		resp, err := Best(snap, q)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(resp)
+		return append(b, '\n'), err
+	})
+	if err != nil {
+		return err
+	}
+	writeBytes(w, http.StatusOK, body.([]byte))
+	return nil
+}
+
+func modesKey(ms []pricewatch.Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ",")
+}
+
+// OffersResponse is the /v1/offers answer.
+type OffersResponse struct {
+	Total  int                `json:"total"`
+	Count  int                `json:"count"`
+	Offers []pricewatch.Offer `json:"offers"`
+}
+
+func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := checkParams(q, "card", "source", "mode", "limit"); err != nil {
+		return err
+	}
+	card, source := q.Get("card"), q.Get("source")
+	var mode pricewatch.Mode
+	if m := q.Get("mode"); m != "" {
+		if mode, err = pricewatch.ParseMode(m); err != nil {
+			return err
+		}
+	}
+	if card != "" {
+		if _, ok := normalize.DefaultCatalog().Card(card); !ok {
+			return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", card)
+		}
+	}
+	if source != "" {
+		if _, ok := s.backend.Config().Sources[source]; !ok {
+			return pricewatch.Errorf(pricewatch.EInvalid, "unknown source %q", source)
+		}
+	}
+	limit := 100
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 10000 {
+			return pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..10000, got %q", l)
+		}
+		limit = n
+	}
+	var match []pricewatch.Offer
+	for _, o := range v.Snapshot.Offers {
+		if (card == "" || o.Card == card) && (source == "" || o.Source == source) && (mode == "" || o.Mode == mode) {
+			match = append(match, o)
+		}
+	}
+	sort.SliceStable(match, func(i, j int) bool {
+		if match[i].PricePerGPUHour != match[j].PricePerGPUHour {
+			return match[i].PricePerGPUHour < match[j].PricePerGPUHour
+		}
+		return match[i].Key < match[j].Key
+	})
+	resp := OffersResponse{Total: len(match), Offers: match}
+	if len(match) > limit {
+		resp.Offers = match[:limit]
+	}
+	if resp.Offers == nil {
+		resp.Offers = []pricewatch.Offer{}
+	}
+	resp.Count = len(resp.Offers)
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}

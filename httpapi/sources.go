@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/scrapers"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// Source statuses.
+const (
+	StatusOK       = "ok"
+	StatusFailing  = "failing"
+	StatusDisabled = "disabled"
+	StatusStale    = "stale"
+	StatusPending  = "pending"
+)
+
+// SourceStatus is one source in /v1/sources.
+type SourceStatus struct {
+	Name                string         `json:"name"`
+	Description         string         `json:"description,omitempty"`
+	Status              string         `json:"status"`
+	Schedule            string         `json:"schedule,omitempty"`
+	LastRun             *time.Time     `json:"last_run"`
+	LastSuccess         *time.Time     `json:"last_success"`
+	LastDurationSeconds float64        `json:"last_duration_seconds"`
+	LastError           string         `json:"last_error,omitempty"`
+	ConsecutiveFailures int            `json:"consecutive_failures"`
+	Offers              int            `json:"offers"`
+	UnknownGPUs         map[string]int `json:"unknown_gpus,omitempty"`
+	NextRun             *time.Time     `json:"next_run,omitempty"`
+}
+
+// SourceStatuses describes every configured source's health at now.
+func SourceStatuses(cfg *config.Config, health map[string]store.Health, now time.Time, next func(string) time.Time) []SourceStatus {
+	var out []SourceStatus
+	for _, name := range cfg.SourceNames() {
+		src := cfg.Sources[name]
+		reg, _ := scrapers.Get(name)
+		st := SourceStatus{Name: name, Description: reg.Description, Schedule: src.Settings.Schedule}
+		h, ran := health[name]
+		if ran {
+			st.LastRun = timePtr(h.LastRun)
+			st.LastSuccess = timePtr(h.LastSuccess)
+			st.LastDurationSeconds = h.LastDuration.Seconds()
+			st.LastError = h.LastError
+			st.ConsecutiveFailures = h.ConsecutiveFailures
+			st.Offers = h.Offers
+			st.UnknownGPUs = h.Unknown
+		}
+		switch {
+		case !src.Settings.Enabled:
+			st.Status = StatusDisabled
+		case !ran:
+			st.Status = StatusPending
+		case !h.LastOK:
+			st.Status = StatusFailing
+		case src.Settings.StaleAfter > 0 && now.Sub(h.LastSuccess) > src.Settings.StaleAfter:
+			st.Status = StatusStale
+		default:
+			st.Status = StatusOK
+		}
+		if src.Settings.Enabled && next != nil {
+			st.NextRun = timePtr(next(name))
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func (s *Server) sources(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	var health map[string]store.Health
+	if v := s.backend.View(); v != nil {
+		health = v.Health
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"sources": SourceStatuses(s.backend.Config(), health, time.Now().UTC(), s.backend.NextRun),
+	})
+	return nil
+}

@@ -1,0 +1,357 @@
+// Package pipeline runs pricewatch's data flow: a source run scrapes,
+// normalizes and records its offers in one store transaction; a refresh
+// rebuilds the ranking snapshot off the request path, swaps it in
+// atomically and lets the alert engine compare the new best choices with
+// the last alerted ones. Cron drives one run per source on its schedule.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/scrapers"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// View is what queries read: the current ranking and the sources' health.
+type View struct {
+	Snapshot *rank.Snapshot
+	Health   map[string]store.Health
+}
+
+// Pipeline owns the run → record → rank → alert loop.
+type Pipeline struct {
+	cfg       *config.Config
+	store     *store.Store
+	catalog   *normalize.Catalog
+	workloads []rank.Workload
+	alerts    *alerts.Engine
+	log       *slog.Logger
+	metrics   *metrics
+	now       func() time.Time
+
+	view    atomic.Pointer[View]
+	refresh sync.Mutex
+
+	cron    *cron.Cron
+	entries map[string]cron.EntryID
+	ctx     context.Context
+}
+
+// Options are the pipeline's collaborators; zero values get defaults.
+type Options struct {
+	Notifier alerts.Notifier
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+	Now      func() time.Time
+}
+
+// New builds a pipeline over an open store. It writes nothing: Init does.
+func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Now == nil {
+		opt.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if opt.Registry == nil {
+		opt.Registry = prometheus.NewRegistry()
+	}
+	p := &Pipeline{
+		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(), workloads: rank.BuiltinWorkloads(),
+		log: opt.Logger, now: opt.Now, entries: map[string]cron.EntryID{}, ctx: context.Background(),
+	}
+	m, err := newMetrics(opt.Registry)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics = m
+	watches, err := p.watches()
+	if err != nil {
+		return nil, err
+	}
+	p.alerts = &alerts.Engine{
+		Store: st, Notifier: opt.Notifier, Watches: watches, MinChangePct: cfg.Alerts.MinChangePct,
+		Log: opt.Logger.With("component", "alerts"), Now: opt.Now,
+		Result: func(r string) { m.alerts.WithLabelValues(r).Inc() },
+	}
+	return p, nil
+}
+
+func (p *Pipeline) watches() ([]alerts.Watch, error) {
+	cw := p.cfg.Alerts.Watches
+	if len(cw) == 0 {
+		names := make([]string, len(p.workloads))
+		for i, w := range p.workloads {
+			names[i] = w.Name
+		}
+		cw = config.DefaultWatches(names)
+	}
+	out := make([]alerts.Watch, 0, len(cw))
+	for _, w := range cw {
+		modes, err := pricewatch.ParseModes(joinStrings(w.Modes))
+		if err != nil {
+			return nil, fmt.Errorf("watch %s: %w", w.Name, err)
+		}
+		cur := w.Currency
+		if cur == "" {
+			cur = p.cfg.Ranking.BaseCurrency
+		}
+		out = append(out, alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, Currency: cur})
+	}
+	return out, nil
+}
+
+func joinStrings(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += v
+	}
+	return out
+}
+
+// Init seeds the reference throughput profiles into the store (keeping a
+// user's measured ones) and builds the first view from stored data, so the
+// last good ranking answers queries before the first scrape completes.
+func (p *Pipeline) Init() error {
+	if err := p.store.SeedProfiles(rank.SeedProfiles(p.catalog, p.workloads)); err != nil {
+		return fmt.Errorf("seed profiles: %w", err)
+	}
+	return p.Rebuild()
+}
+
+// Rebuild rebuilds and swaps in the ranking without evaluating alerts (at
+// start-up, stored offers may be stale until the first scrape renews them;
+// judging alerts on them would announce vanishings that are not real).
+func (p *Pipeline) Rebuild() error {
+	p.refresh.Lock()
+	defer p.refresh.Unlock()
+	v, err := p.BuildView()
+	if err != nil {
+		return fmt.Errorf("build ranking: %w", err)
+	}
+	p.view.Store(v)
+	p.metrics.setHealth(v.Health, p.Enabled())
+	return nil
+}
+
+// Catalog is the card catalog the pipeline normalizes with.
+func (p *Pipeline) Catalog() *normalize.Catalog { return p.catalog }
+
+// Workloads are the workloads rankings are built for.
+func (p *Pipeline) Workloads() []rank.Workload { return p.workloads }
+
+// Config is the configuration the pipeline runs with.
+func (p *Pipeline) Config() *config.Config { return p.cfg }
+
+// View returns the current view (nil before the first Refresh).
+func (p *Pipeline) View() *View { return p.view.Load() }
+
+// Summary reports one source run.
+type Summary struct {
+	Source   string
+	Offers   int
+	Changes  int
+	Unknown  map[string]int
+	Duration time.Duration
+	Err      error
+}
+
+// RunSource scrapes one source and records the run. A failure is recorded
+// too (the source turns failing) and leaves its stored offers untouched.
+func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
+	src, ok := p.cfg.Sources[name]
+	if !ok {
+		return Summary{Source: name, Err: fmt.Errorf("unknown source %q", name)}
+	}
+	log := p.log.With("source", name)
+	env := &scrapers.Env{Name: name, Settings: src.Settings, UserAgent: p.cfg.UserAgent}
+	start := p.now()
+	res, err := safeScrape(ctx, src.Scraper, env)
+	run := pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}
+	var rr store.RunResult
+	if err == nil {
+		rr, err = p.check(name, res, start)
+	}
+	if err != nil {
+		run.Error = err.Error()
+	} else {
+		run.OK = true
+		run.Offers = len(rr.Offers)
+		run.Unknown = rr.Run.Unknown
+	}
+	rr.Run = run
+	stored, serr := p.store.RecordRun(rr)
+	if serr != nil {
+		err = errors.Join(err, serr)
+	}
+	p.metrics.observe(run, stored.Changes)
+	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err}
+	if err != nil {
+		log.Warn("scrape failed", "err", err, "duration", run.Duration)
+	} else {
+		log.Info("scrape ok", "offers", run.Offers, "changes", stored.Changes, "unknown_gpus", len(run.Unknown), "duration", run.Duration)
+	}
+	return sum
+}
+
+// safeScrape turns a scraper panic into an error: one broken parser must not
+// take the daemon down.
+func safeScrape(ctx context.Context, s scrapers.Scraper, env *scrapers.Env) (res scrapers.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("scraper panicked: %v", r)
+		}
+	}()
+	res, err = s.Scrape(ctx, env)
+	if err != nil {
+		return res, err
+	}
+	if len(res.Observations) == 0 && res.Rates == nil {
+		return res, scrapers.ErrNothingParsed
+	}
+	return res, nil
+}
+
+// MinKeepRatio is the share of the last good run's offers a run must
+// parse; fewer means a layout change, not a market that emptied.
+const MinKeepRatio = 0.5
+
+func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.RunResult, error) {
+	rr := store.RunResult{Rates: res.Rates}
+	if res.Rates != nil {
+		for _, cur := range []string{"USD", "CNY"} {
+			if !res.Rates.Has(cur) {
+				return rr, fmt.Errorf("rates lack %s", cur)
+			}
+		}
+		res.Rates.FetchedAt = at
+	}
+	if len(res.Observations) == 0 {
+		return rr, nil
+	}
+	nr := p.catalog.Normalize(res.Observations, at)
+	if len(nr.Offers) == 0 {
+		return rr, fmt.Errorf("no valid offer among %d parsed: %w", len(res.Observations), nr.Invalid)
+	}
+	if nr.Invalid != nil {
+		p.log.Warn("observations rejected", "source", name, "err", nr.Invalid)
+	}
+	health, err := p.store.Health()
+	if err != nil {
+		return rr, err
+	}
+	if h, ok := health[name]; ok && h.Offers >= 10 && float64(len(nr.Offers)) < MinKeepRatio*float64(h.Offers) {
+		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
+			len(nr.Offers), h.Offers)
+	}
+	rr.Offers = nr.Offers
+	rr.Run.Unknown = nr.Unknown
+	return rr, nil
+}
+
+// RunAll runs the named sources (all enabled ones when names is empty)
+// concurrently and returns their summaries in name order.
+func (p *Pipeline) RunAll(ctx context.Context, names []string) []Summary {
+	if len(names) == 0 {
+		names = p.Enabled()
+	}
+	out := make([]Summary, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = p.RunSource(ctx, n)
+		}()
+	}
+	wg.Wait()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+// Enabled lists the enabled sources, sorted.
+func (p *Pipeline) Enabled() []string {
+	var out []string
+	for _, n := range p.cfg.SourceNames() {
+		if p.cfg.Sources[n].Settings.Enabled {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// BuildView builds a view from the store as of now without swapping it in
+// (the CLI uses it; Refresh swaps it).
+func (p *Pipeline) BuildView() (*View, error) {
+	offers, err := p.store.Offers()
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := p.store.Profiles()
+	if err != nil {
+		return nil, err
+	}
+	rates, err := p.store.Rates()
+	if err != nil {
+		return nil, err
+	}
+	health, err := p.store.Health()
+	if err != nil {
+		return nil, err
+	}
+	stale := map[string]time.Duration{}
+	var live []pricewatch.Offer
+	for _, o := range offers {
+		src, ok := p.cfg.Sources[o.Source]
+		if !ok || !src.Settings.Enabled {
+			continue // a disabled source's offers leave the ranking at once
+		}
+		stale[o.Source] = src.Settings.StaleAfter
+		live = append(live, o)
+	}
+	start := time.Now()
+	snap := rank.Build(live, profiles, p.workloads, p.catalog, rank.Options{
+		Now: p.now(), StaleAfter: stale, ReliabilityFloor: p.cfg.Ranking.ReliabilityFloor,
+		Base: p.cfg.Ranking.BaseCurrency, Rates: rates,
+	})
+	p.metrics.rankSeconds.Set(time.Since(start).Seconds())
+	return &View{Snapshot: snap, Health: health}, nil
+}
+
+// Refresh rebuilds the ranking, swaps it in and evaluates the watches.
+// Refreshes are serialized so alert decisions see snapshots in order.
+func (p *Pipeline) Refresh(ctx context.Context) error {
+	p.refresh.Lock()
+	defer p.refresh.Unlock()
+	v, err := p.BuildView()
+	if err != nil {
+		return fmt.Errorf("build ranking: %w", err)
+	}
+	p.view.Store(v)
+	p.metrics.setHealth(v.Health, p.Enabled())
+	if err := p.alerts.Evaluate(ctx, v.Snapshot); err != nil {
+		return fmt.Errorf("alerts: %w", err)
+	}
+	return nil
+}

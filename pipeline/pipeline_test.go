@@ -1,0 +1,291 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+)
+
+// fixtureDir copies the embedded fixtures to a folder a test may edit.
+func fixtureDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, fixtures.FS()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func edit(t *testing.T, file, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(b, []byte(old)) != 1 {
+		t.Fatalf("%s: %q must occur exactly once", file, old)
+	}
+	if err := os.WriteFile(file, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// L40S community on-demand at 0.79 becomes the cheapest lora-7b option at 0.05.
+const (
+	l40sPrice    = `"communityPrice": 0.79,`
+	l40sCheap    = `"communityPrice": 0.05,`
+	l40sOnDemand = "runpod/NVIDIA L40S/community/-/ondemand"
+)
+
+func oneWatch(c *config.Config) {
+	c.Alerts.Watches = []config.Watch{{Name: "lora", Workload: "lora-7b", Modes: []string{"ondemand"}}}
+}
+
+func TestPipeline_FixtureRound(t *testing.T) {
+	env := pipelinetest.New(t, nil, nil)
+	for _, s := range env.Round(t) {
+		if s.Err != nil {
+			t.Errorf("%s: %v", s.Source, s.Err)
+		}
+	}
+	v := env.Pipeline.View()
+	if v == nil || len(v.Snapshot.Offers) == 0 {
+		t.Fatal("no offers in the view")
+	}
+	for _, w := range []string{"lora-7b", "qlora-7b", "full-ft-7b", "serve-7b"} {
+		if len(v.Snapshot.Best(w, pricewatch.DefaultModes(), "")) == 0 {
+			t.Errorf("%s: empty ranking", w)
+		}
+	}
+	if v.Snapshot.Rates == nil || v.Snapshot.Rates.Rates["CNY"] != 6.8095 {
+		t.Errorf("rates = %+v", v.Snapshot.Rates)
+	}
+	n, _ := env.Store.HistoryCount()
+	// An unchanged re-scrape writes no history and posts nothing.
+	for _, s := range env.Round(t) {
+		if s.Err != nil || s.Changes != 0 {
+			t.Errorf("second round %s: changes %d err %v", s.Source, s.Changes, s.Err)
+		}
+	}
+	if m, _ := env.Store.HistoryCount(); m != n {
+		t.Errorf("history grew from %d to %d on an unchanged re-scrape", n, m)
+	}
+	if env.Notifier.Count() != 0 {
+		t.Errorf("baseline rounds posted %d messages", env.Notifier.Count())
+	}
+}
+
+func TestPipeline_NewBestAlertsOnce(t *testing.T) {
+	dir := fixtureDir(t)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
+	env.Round(t)
+	if env.Notifier.Count() != 0 {
+		t.Fatal("the baseline must be silent")
+	}
+	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
+	env.Round(t)
+	if env.Notifier.Count() != 1 {
+		t.Fatalf("posts after the price cut = %d, want 1", env.Notifier.Count())
+	}
+	if msg := env.Notifier.Messages[0].Text; !strings.Contains(msg, "L40S") || !strings.Contains(msg, "runpod") {
+		t.Errorf("message does not name the new best: %q", msg)
+	}
+	env.Round(t)
+	if env.Notifier.Count() != 1 {
+		t.Errorf("an unchanged round posted again: %d", env.Notifier.Count())
+	}
+}
+
+func TestPipeline_FailedPostIsRetriedNextRun(t *testing.T) {
+	dir := fixtureDir(t)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
+	env.Round(t)
+	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
+	env.Notifier.SetFail(true)
+	env.Round(t)
+	if env.Notifier.Count() != 0 {
+		t.Fatal("a failing Slack delivered a message")
+	}
+	env.Notifier.SetFail(false)
+	env.Round(t)
+	if env.Notifier.Count() != 1 {
+		t.Fatalf("posts after Slack recovered = %d, want 1", env.Notifier.Count())
+	}
+	env.Round(t)
+	if env.Notifier.Count() != 1 {
+		t.Errorf("posted again after recording: %d", env.Notifier.Count())
+	}
+}
+
+func TestPipeline_VanishedBestAlerts(t *testing.T) {
+	dir := fixtureDir(t)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
+	file := filepath.Join(dir, "runpod", "graphql.json")
+	edit(t, file, l40sPrice, l40sCheap)
+	env.Round(t) // baseline: the cheap L40S
+	edit(t, file, l40sCheap, `"communityPrice": 0,`)
+	env.Round(t)
+	if env.Notifier.Count() != 1 || !strings.Contains(env.Notifier.Messages[0].Text, "vanished") {
+		t.Fatalf("want one vanished post, got %d %v", env.Notifier.Count(), env.Notifier.Messages)
+	}
+}
+
+// badHandler serves the fixtures, except that the named source's path
+// misbehaves while bad is set.
+func badHandler(source, mode string, bad *atomic.Bool) http.Handler {
+	good := fixtures.Handler(fixtures.FS())
+	path := strings.TrimPrefix(fixtures.URLs("")[source], "")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bad.Load() || r.URL.Path != path {
+			good.ServeHTTP(w, r)
+			return
+		}
+		switch mode {
+		case "500":
+			http.Error(w, "upstream exploded", http.StatusInternalServerError)
+		case "429":
+			w.Header().Set("Retry-After", "120")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		case "timeout":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		case "truncated":
+			rec := &capture{header: http.Header{}}
+			good.ServeHTTP(rec, r)
+			w.Header().Set("Content-Type", rec.header.Get("Content-Type"))
+			w.Write(rec.body.Bytes()[:rec.body.Len()/2])
+		case "html":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<!doctype html><html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>"))
+		case "garbage":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("\x00\x01garbage{{{"))
+		}
+	})
+}
+
+type capture struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (c *capture) Header() http.Header         { return c.header }
+func (c *capture) Write(b []byte) (int, error) { return c.body.Write(b) }
+func (c *capture) WriteHeader(int)             {}
+
+func TestPipeline_BadSourceIsIsolated(t *testing.T) {
+	modes := []struct{ mode, wantErr string }{
+		{"500", "HTTP 500"},
+		{"429", "HTTP 429"},
+		{"timeout", "timed out"},
+		{"truncated", ""},
+		{"html", ""},
+		{"garbage", ""},
+	}
+	for _, source := range fixtures.Sources() {
+		for _, m := range modes {
+			t.Run(source+"/"+m.mode, func(t *testing.T) {
+				t.Parallel()
+				var bad atomic.Bool
+				env := pipelinetest.New(t, badHandler(source, m.mode, &bad), func(c *config.Config) {
+					s := c.Sources[source]
+					s.Settings.Timeout = 300 * time.Millisecond
+					c.Sources[source] = s
+				})
+				env.Round(t)
+				before, _ := env.Store.Offers()
+				rates, _ := env.Store.Rates()
+				best := env.Pipeline.View().Snapshot.Best("lora-7b", pricewatch.DefaultModes(), "")
+
+				bad.Store(true)
+				for _, s := range env.Round(t) {
+					switch {
+					case s.Source == source && s.Err == nil:
+						t.Errorf("%s: a %s answer did not fail the run", source, m.mode)
+					case s.Source == source && !strings.Contains(s.Err.Error(), m.wantErr):
+						t.Errorf("%s: error %q does not name the cause %q", source, s.Err, m.wantErr)
+					case s.Source != source && s.Err != nil:
+						t.Errorf("%s failed because %s misbehaved: %v", s.Source, source, s.Err)
+					}
+				}
+				h := env.Pipeline.View().Health[source]
+				if h.LastOK || h.ConsecutiveFailures != 1 || h.LastError == "" {
+					t.Errorf("health = %+v", h)
+				}
+				after, _ := env.Store.Offers()
+				if len(after) != len(before) {
+					t.Errorf("offers %d → %d: the failing source lost its last good offers", len(before), len(after))
+				}
+				if r, _ := env.Store.Rates(); r == nil || rates == nil || r.Date != rates.Date {
+					t.Errorf("rates lost: %+v", r)
+				}
+				if now := env.Pipeline.View().Snapshot.Best("lora-7b", pricewatch.DefaultModes(), ""); len(now) != len(best) || now[0].Key != best[0].Key {
+					t.Error("the ranking changed although only a failing source's answer did")
+				}
+				if env.Notifier.Count() != 0 {
+					t.Errorf("a failing source caused %d alerts", env.Notifier.Count())
+				}
+			})
+		}
+	}
+}
+
+func TestPipeline_LayoutChangeIsAFailure(t *testing.T) {
+	dir := fixtureDir(t)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), nil)
+	env.Round(t)
+	// Keep only two GPU types: valid JSON, far fewer offers than last time.
+	small := `{"data":{"gpuTypes":[
+	 {"id":"NVIDIA L40S","memoryInGb":48,"maxGpuCount":8,"secureCloud":true,"communityCloud":true,"securePrice":0.86,"communityPrice":0.79},
+	 {"id":"NVIDIA A40","memoryInGb":48,"maxGpuCount":8,"secureCloud":true,"communityCloud":false,"securePrice":0.4}]}}`
+	if err := os.WriteFile(filepath.Join(dir, "runpod", "graphql.json"), []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range env.Round(t) {
+		if s.Source == "runpod" && (s.Err == nil || !strings.Contains(s.Err.Error(), "layout change")) {
+			t.Errorf("runpod: err = %v, want a layout-change failure", s.Err)
+		}
+	}
+	offers, _ := env.Store.Offers()
+	n := 0
+	for _, o := range offers {
+		if o.Source == "runpod" {
+			n++
+		}
+	}
+	if n != 149 {
+		t.Errorf("runpod offers kept = %d, want the last good 149", n)
+	}
+}
+
+func TestPipeline_StaleOffersLeaveRanking(t *testing.T) {
+	env := pipelinetest.New(t, nil, func(c *config.Config) {
+		s := c.Sources["runpod"]
+		s.Settings.StaleAfter = time.Nanosecond
+		c.Sources["runpod"] = s
+	})
+	env.Round(t)
+	v := env.Pipeline.View()
+	for _, w := range v.Snapshot.WorkloadNames() {
+		for _, e := range v.Snapshot.Entries(w) {
+			if e.Source == "runpod" {
+				t.Fatalf("stale runpod offer %s ranked", e.Key)
+			}
+		}
+		if v.Snapshot.Excluded(w)["stale"] == 0 {
+			t.Errorf("%s: no offer counted as stale", w)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+// Package pipelinetest builds a pipeline over a loopback fixture server and
+// a temporary store, with a recording notifier, for tests of the packages
+// that sit on the pipeline (HTTP API, CLI).
+package pipelinetest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/pipeline"
+	_ "github.com/pricewatch/pricewatch/scrapers/all" // every source
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// Notifier records messages; while Fail is set it refuses them.
+type Notifier struct {
+	mu       sync.Mutex
+	Messages []alerts.Message
+	fail     bool
+}
+
+var _ alerts.Notifier = (*Notifier)(nil)
+
+// Notify implements alerts.Notifier.
+func (n *Notifier) Notify(_ context.Context, m alerts.Message) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fail {
+		return errFail
+	}
+	n.Messages = append(n.Messages, m)
+	return nil
+}
+
+// SetFail makes Notify fail (true) or succeed.
+func (n *Notifier) SetFail(v bool) {
+	n.mu.Lock()
+	n.fail = v
+	n.mu.Unlock()
+}
+
+// Count is the number of delivered messages.
+func (n *Notifier) Count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.Messages)
+}
+
+type failErr struct{}
+
+func (failErr) Error() string { return "slack unavailable (test)" }
+
+var errFail = failErr{}
+
+// Env is a pipeline wired for a test.
+type Env struct {
+	Pipeline *pipeline.Pipeline
+	Store    *store.Store
+	Notifier *Notifier
+	Config   *config.Config
+	Registry *prometheus.Registry
+	URL      string
+}
+
+// New serves h (nil: the embedded fixtures) on loopback, points every
+// source at it and builds an initialized pipeline. mutate may adjust the
+// config before the pipeline is built.
+func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
+	t.Helper()
+	if h == nil {
+		h = fixtures.Handler(fixtures.FS())
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	cfg := config.Default()
+	cfg.PointAt(fixtures.URLs(srv.URL))
+	for name, s := range cfg.Sources {
+		s.Settings.Timeout = 2 * time.Second
+		cfg.Sources[name] = s
+	}
+	cfg.DB = filepath.Join(t.TempDir(), "pricewatch.db")
+	if mutate != nil {
+		mutate(cfg)
+	}
+	st, err := store.Open(cfg.DB, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	n := &Notifier{}
+	reg := prometheus.NewRegistry()
+	p, err := pipeline.New(cfg, st, pipeline.Options{
+		Notifier: n, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Pipeline: p, Store: st, Notifier: n, Config: cfg, Registry: reg, URL: srv.URL}
+}
+
+// Round runs every enabled source once and refreshes, failing the test on a
+// refresh error; it returns the run summaries.
+func (e *Env) Round(t testing.TB) []pipeline.Summary {
+	t.Helper()
+	sums := e.Pipeline.RunAll(t.Context(), nil)
+	if err := e.Pipeline.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}

@@ -1,0 +1,162 @@
+package rank
+
+import "github.com/pricewatch/pricewatch"
+
+// Memory model constants (DESIGN.md cost model 3). Byte counts are per
+// parameter unless stated otherwise.
+const (
+	// BytesPerGB makes decimal gigabytes.
+	BytesPerGB = 1e9
+	// UsableFraction is the share of a card's memory a job may plan to
+	// use; the rest is kept free for peaks.
+	UsableFraction = 0.8
+
+	// GradientBytes is the gradient of one trained parameter (bf16).
+	GradientBytes = 2
+	// OptimizerBytesBF16 is AdamW with two bf16 moments (2 × 2 bytes):
+	// with bf16 weights and gradients 8 bytes per parameter in all.
+	OptimizerBytesBF16 = 4
+	// OptimizerBytesFP32 is mixed precision with fp32 master weights and
+	// two fp32 moments (4 + 2 × 4 bytes): with bf16 weights and gradients
+	// 16 bytes per parameter in all.
+	OptimizerBytesFP32 = 12
+
+	// AdapterFraction is the LoRA/QLoRA adapter size as a share of the
+	// model's parameters (0.5%: rank 16–64 on the attention and MLP
+	// projections of a 7B model lands between 0.1% and 1%).
+	AdapterFraction = 0.005
+	// AdapterWeightBytes is an adapter parameter's bf16 weight. With
+	// AdapterGradientBytes and AdapterOptimizerBytes an adapter parameter
+	// carries 12 bytes (no fp32 master copy).
+	AdapterWeightBytes = 2
+	// AdapterGradientBytes is an adapter parameter's bf16 gradient.
+	AdapterGradientBytes = 2
+	// AdapterOptimizerBytes is an adapter parameter's two fp32 Adam moments.
+	AdapterOptimizerBytes = 8
+
+	// ActivationBytesPerLayer is the bytes per token per hidden unit that
+	// one transformer layer stores for the backward pass with flash
+	// attention and 16-bit activations (Korthikanti et al. 2022:
+	// s·b·h·(34 + 5·a·s/h), the attention-score term gone).
+	ActivationBytesPerLayer = 34
+	// CheckpointBytesPerLayer is what activation checkpointing keeps per
+	// layer: its 16-bit input, s·b·h·2 bytes.
+	CheckpointBytesPerLayer = 2
+
+	// KVBytes16 is the bytes per KV-cache value for 16-bit serving.
+	KVBytes16 = 2
+)
+
+// Memory is what a workload needs on each GPU, in decimal GB.
+type Memory struct {
+	// WeightsGB is the model weights (for LoRA/QLoRA the frozen base plus
+	// the adapter), divided over the GPUs.
+	WeightsGB float64
+	// GradientsGB is the gradients of the trained parameters, divided
+	// over the GPUs.
+	GradientsGB float64
+	// OptimizerGB is the optimizer state of the trained parameters,
+	// divided over the GPUs.
+	OptimizerGB float64
+	// ActivationsGB is the activations kept for the backward pass, per
+	// GPU (not divided).
+	ActivationsGB float64
+	// KVCacheGB is the serving KV cache of one full-context sequence, per
+	// GPU (not divided): the minimum to serve at all.
+	KVCacheGB float64
+	// TotalGB is the sum of the above.
+	TotalGB float64
+}
+
+// MemoryPerGPU is the memory each of gpus GPUs needs for the workload,
+// FSDP/ZeRO-3 style: weights, gradients and optimizer state are divided by
+// the GPU count; activations and the KV cache are per GPU. gpus below 1
+// counts as 1.
+//
+// Training: weights = params × WeightBytes; full fine-tuning adds gradients
+// (params × GradientBytes) and optimizer state (params × OptimizerBytes);
+// LoRA/QLoRA add an adapter of AdapterFraction × params carrying bf16
+// weights and gradients and fp32 Adam moments. Activations per GPU are
+// layers × s·b·h·34 bytes without checkpointing and layers × s·b·h·2 + one
+// layer's s·b·h·34 with it. Serving: weights plus the KV cache of one
+// sequence of InputTokens + OutputTokens (ServingKVBytes per value).
+func MemoryPerGPU(w Workload, gpus int) Memory {
+	if gpus < 1 {
+		gpus = 1
+	}
+	n := w.Model.Params()
+	var m Memory
+	var weights, grads, opt, act, kv float64 // bytes
+	switch w.Method {
+	case MethodFull:
+		weights = n * w.WeightBytes
+		grads = n * GradientBytes
+		opt = n * w.optimizerBytes()
+		act = activationBytes(w)
+	case MethodLoRA, MethodQLoRA:
+		a := n * AdapterFraction
+		weights = n*w.WeightBytes + a*AdapterWeightBytes
+		grads = a * AdapterGradientBytes
+		opt = a * AdapterOptimizerBytes
+		act = activationBytes(w)
+	case MethodServe:
+		weights = n * w.WeightBytes
+		kv = KVCacheGB(w.Model, w.ContextTokens(), 1, ServingKVBytes(w)) * BytesPerGB
+	default:
+		weights = n * w.WeightBytes
+	}
+	g := float64(gpus)
+	m.WeightsGB = weights / g / BytesPerGB
+	m.GradientsGB = grads / g / BytesPerGB
+	m.OptimizerGB = opt / g / BytesPerGB
+	m.ActivationsGB = act / BytesPerGB
+	m.KVCacheGB = kv / BytesPerGB
+	m.TotalGB = m.WeightsGB + m.GradientsGB + m.OptimizerGB + m.ActivationsGB + m.KVCacheGB
+	return m
+}
+
+// activationBytes is the activation memory of one GPU's micro-batch.
+func activationBytes(w Workload) float64 {
+	mb := w.MicroBatch
+	if mb < 1 {
+		mb = 1
+	}
+	sbh := float64(w.SeqLen) * float64(mb) * float64(w.Model.Hidden)
+	layers := float64(w.Model.Layers)
+	if w.Checkpointing {
+		return layers*CheckpointBytesPerLayer*sbh + ActivationBytesPerLayer*sbh
+	}
+	return layers * ActivationBytesPerLayer * sbh
+}
+
+// KVCacheGB is the KV cache in decimal GB: 2 × layers × KV heads × head dim ×
+// context tokens × concurrent sequences × bytes per value. The DESIGN.md
+// example (32 layers, 32 KV heads of 128, 4096 tokens, 4 requests, fp16)
+// gives 8.59 GB.
+func KVCacheGB(m Model, contextTokens, sequences int, bytesPerValue float64) float64 {
+	return m.KVBytesPerToken(bytesPerValue) * float64(contextTokens) * float64(sequences) / BytesPerGB
+}
+
+// ServingKVBytes is the bytes per KV-cache value a serving workload uses:
+// 1 (fp8 cache) for fp8 weights, else 2.
+func ServingKVBytes(w Workload) float64 {
+	if w.WeightBytes == 1 {
+		return 1
+	}
+	return KVBytes16
+}
+
+// UsableGB is the memory of a card a job may plan to use: 0.8 × its memory.
+func UsableGB(c pricewatch.Card) float64 { return UsableFraction * c.MemoryGB }
+
+// Fits reports whether the workload fits on gpus cards of this kind
+// (MemoryPerGPU total within UsableGB). For serving it checks the weights
+// plus the KV cache of one full-context sequence, the minimum to serve at
+// all; more memory buys more concurrent sequences, which Estimate accounts
+// for.
+func Fits(w Workload, c pricewatch.Card, gpus int) bool {
+	if gpus < 1 || c.MemoryGB <= 0 {
+		return false
+	}
+	return MemoryPerGPU(w, gpus).TotalGB <= UsableGB(c)
+}

@@ -1,0 +1,168 @@
+package rank
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Method is how a workload uses the model: full fine-tuning, LoRA, QLoRA or
+// serving.
+type Method string
+
+// The methods rank knows.
+const (
+	// MethodFull trains every weight (full fine-tune or pretraining).
+	MethodFull Method = "full"
+	// MethodLoRA trains a small adapter on a frozen 16-bit base.
+	MethodLoRA Method = "lora"
+	// MethodQLoRA trains a small adapter on a frozen 4-bit base.
+	MethodQLoRA Method = "qlora"
+	// MethodServe generates tokens with a batching inference engine.
+	MethodServe Method = "serve"
+)
+
+// Training reports whether the method trains (full, LoRA, QLoRA).
+func (m Method) Training() bool {
+	return m == MethodFull || m == MethodLoRA || m == MethodQLoRA
+}
+
+// Model is the shape of a transformer model as far as memory and throughput
+// need it. ParamsB is the total parameter count in billions.
+type Model struct {
+	Name    string
+	ParamsB float64
+	Layers  int
+	Hidden  int
+	Heads   int
+	// KVHeads is the number of key/value heads (grouped-query attention);
+	// 0 means Heads (multi-head attention).
+	KVHeads int
+	// HeadDim is the size of one attention head; 0 means Hidden / Heads.
+	HeadDim int
+}
+
+// Params is the parameter count (not in billions).
+func (m Model) Params() float64 { return m.ParamsB * 1e9 }
+
+// KVBytesPerToken is the KV-cache size of one token in bytes:
+// 2 (key and value) × layers × KV heads × head dim × bytes per value.
+func (m Model) KVBytesPerToken(bytesPerValue float64) float64 {
+	return 2 * float64(m.Layers) * float64(m.kvHeads()) * float64(m.headDim()) * bytesPerValue
+}
+
+func (m Model) kvHeads() int {
+	if m.KVHeads > 0 {
+		return m.KVHeads
+	}
+	return m.Heads
+}
+
+func (m Model) headDim() int {
+	if m.HeadDim > 0 {
+		return m.HeadDim
+	}
+	if m.Heads > 0 {
+		return m.Hidden / m.Heads
+	}
+	return 0
+}
+
+// Workload is a named job shape: model, method, precision, sequence and batch
+// for training; tokens in and out and the engine's concurrency limit for
+// serving.
+type Workload struct {
+	Name, Description string
+	Model             Model
+	Method            Method
+	// WeightBytes is bytes per base weight: 2 for bf16/fp16, 1 for fp8,
+	// 0.5 for a 4-bit base (QLoRA).
+	WeightBytes float64
+	// SeqLen and MicroBatch are the training sequence length and the
+	// per-GPU micro-batch (sequences).
+	SeqLen, MicroBatch int
+	// Checkpointing is activation checkpointing (recomputation): less
+	// activation memory, more FLOPs per token.
+	Checkpointing bool
+	// OptimizerBytes is the optimizer state per trained parameter for full
+	// fine-tuning; 0 means OptimizerBytesBF16 (two bf16 AdamW moments).
+	// OptimizerBytesFP32 gives fp32 master weights and moments.
+	OptimizerBytes float64
+	// InputTokens and OutputTokens are the tokens in and out per request
+	// (serving).
+	InputTokens, OutputTokens int
+	// MaxSequences is the serving engine's limit on concurrent sequences;
+	// 0 means DefaultMaxSequences.
+	MaxSequences int
+}
+
+// ContextTokens is the full context of one serving request (in + out).
+func (w Workload) ContextTokens() int { return w.InputTokens + w.OutputTokens }
+
+func (w Workload) optimizerBytes() float64 {
+	if w.OptimizerBytes > 0 {
+		return w.OptimizerBytes
+	}
+	return OptimizerBytesBF16
+}
+
+func (w Workload) maxSequences() float64 {
+	if w.MaxSequences > 0 {
+		return float64(w.MaxSequences)
+	}
+	return DefaultMaxSequences
+}
+
+// DefaultMaxSequences is the serving engine's concurrency limit when a
+// workload names none (vLLM's default; THROUGHPUT.md 2.2).
+const DefaultMaxSequences = 256
+
+// Llama7B is the generic 7B model of the built-in workloads ("llama-7b"
+// shape: 32 layers, hidden 4096, 32 heads, no grouped-query attention).
+func Llama7B() Model {
+	return Model{Name: "llama-7b", ParamsB: 7.0, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 32, HeadDim: 128}
+}
+
+// BuiltinWorkloads returns the named workloads every ranking knows, sorted by
+// name: full-ft-7b, lora-7b, qlora-7b, serve-7b. The slice is a fresh copy.
+func BuiltinWorkloads() []Workload {
+	m := Llama7B()
+	ws := []Workload{
+		{
+			Name:        "full-ft-7b",
+			Description: "full fine-tune of a 7B model, bf16 weights, gradients and AdamW moments, seq 2048, micro-batch 1, activation checkpointing",
+			Model:       m, Method: MethodFull, WeightBytes: 2,
+			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
+			OptimizerBytes: OptimizerBytesBF16,
+		},
+		{
+			Name:        "lora-7b",
+			Description: "LoRA fine-tune of a 7B model on a bf16 base, seq 2048, micro-batch 1, activation checkpointing",
+			Model:       m, Method: MethodLoRA, WeightBytes: 2,
+			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
+		},
+		{
+			Name:        "qlora-7b",
+			Description: "QLoRA fine-tune of a 7B model on a 4-bit base, seq 2048, micro-batch 1, activation checkpointing",
+			Model:       m, Method: MethodQLoRA, WeightBytes: 0.5,
+			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
+		},
+		{
+			Name:        "serve-7b",
+			Description: "serving a 7B model (32 KV heads) in bf16, 1024 tokens in / 256 out per request, up to 256 concurrent sequences; cost per million output tokens",
+			Model:       m, Method: MethodServe, WeightBytes: 2,
+			InputTokens: 1024, OutputTokens: 256, MaxSequences: DefaultMaxSequences,
+		},
+	}
+	slices.SortFunc(ws, func(a, b Workload) int { return cmp.Compare(a.Name, b.Name) })
+	return ws
+}
+
+// WorkloadByName returns the built-in workload with that name.
+func WorkloadByName(name string) (Workload, bool) {
+	for _, w := range BuiltinWorkloads() {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}

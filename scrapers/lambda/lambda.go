@@ -1,0 +1,188 @@
+// Package lambda scrapes Lambda's public pricing page: the on-demand table
+// with one <tr data-plan="…"> per instance shape, priced in USD per GPU-hour.
+//
+// Only real <tr> elements are read. The page also carries an escaped copy
+// of the table inside a <script> string, which an HTML parser sees as script
+// text, never as rows; a regex over the raw page would find every row twice.
+package lambda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gocolly/colly/v2"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+// RowSelector selects the price table's rows.
+const RowSelector = "tr[data-plan]"
+
+func init() {
+	scrapers.Add(scrapers.Registration{
+		Name:        "lambda",
+		Description: "Lambda pricing page (on-demand table)",
+		Auth:        "none",
+		Yields:      "ondemand; USD per GPU-hour, same price in every region",
+		Defaults: scrapers.Settings{
+			Enabled:    true,
+			URL:        "https://lambda.ai/pricing",
+			Schedule:   "0 */6 * * *",
+			StaleAfter: 15 * time.Hour,
+			Timeout:    30 * time.Second,
+			Delay:      time.Second,
+		},
+		New: func() scrapers.Scraper { return &Scraper{} },
+	})
+}
+
+// Scraper is the Lambda source. It has no options beyond the common ones.
+type Scraper struct{}
+
+// Scrape fetches the pricing page; the rows are parsed by the collector's
+// HTML callback while the page is fetched.
+func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
+	c, err := env.NewCollector(ctx)
+	if err != nil {
+		return scrapers.Result{}, err
+	}
+	p := &parser{url: env.URL()}
+	c.OnHTML(RowSelector, func(e *colly.HTMLElement) { p.row(e.DOM) })
+	resp, err := scrapers.Fetch(c, scrapers.Request{URL: env.URL()})
+	if err != nil {
+		return scrapers.Result{}, err
+	}
+	if err := complete(resp.Body); err != nil {
+		return scrapers.Result{}, err
+	}
+	obs, err := p.result()
+	return scrapers.Result{Observations: obs}, err
+}
+
+// complete rejects a page cut short: HTML parses leniently, so half a page
+// would otherwise yield half the rows and look like offers that vanished.
+func complete(body []byte) error {
+	if !bytes.Contains(bytes.ToLower(body), []byte("</html>")) {
+		return errors.New("lambda: page truncated (no closing </html>)")
+	}
+	return nil
+}
+
+// Parse parses a pricing page already in hand, with the same row parser
+// the collector's callback uses.
+func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
+	if err := complete(body); err != nil {
+		return nil, err
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("lambda: parse HTML: %w", err)
+	}
+	p := &parser{url: url}
+	doc.Find(RowSelector).Each(func(_ int, tr *goquery.Selection) { p.row(tr) })
+	return p.result()
+}
+
+// parser accumulates the observations and errors of one page's rows.
+type parser struct {
+	url  string
+	obs  []pricewatch.Observation
+	errs []error
+}
+
+var (
+	priceRe = regexp.MustCompile(`^\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)$`)
+	vramRe  = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*(?:GB|GiB)$`)
+)
+
+// notOffered are the cell texts that mean "no price": em dash (U+2014),
+// en dash, hyphen, or nothing.
+func notOffered(s string) bool {
+	switch s {
+	case "", "\u2014", "\u2013", "-":
+		return true
+	}
+	return false
+}
+
+func clean(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// row parses one <tr data-plan> element.
+func (p *parser) row(tr *goquery.Selection) {
+	cells := map[string]string{}
+	var price string
+	hasPrice := false
+	tr.ChildrenFiltered("[data-label]").Each(func(_ int, c *goquery.Selection) {
+		label := clean(c.AttrOr("data-label", ""))
+		text := clean(c.Text())
+		if strings.HasPrefix(strings.ToUpper(label), "PRICE/GPU/HR") {
+			if !hasPrice {
+				price, hasPrice = text, true
+			}
+			return
+		}
+		if _, dup := cells[label]; !dup {
+			cells[label] = text
+		}
+	})
+	plan := cells["Plan"]
+	if plan == "" {
+		plan = clean(tr.AttrOr("data-plan", ""))
+	}
+	if plan == "" {
+		p.errs = append(p.errs, errors.New("lambda: a row without a plan name"))
+		return
+	}
+	if !hasPrice {
+		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: no PRICE/GPU/HR cell", plan))
+		return
+	}
+	if notOffered(price) {
+		return
+	}
+	m := priceRe.FindStringSubmatch(price)
+	if m == nil {
+		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: price cell %q is neither a dash nor a $ amount", plan, price))
+		return
+	}
+	usd, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	if err != nil || !(usd > 0) {
+		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: price %q is not a positive amount", plan, price))
+		return
+	}
+	vcpus, err := strconv.Atoi(cells["vCPUs"])
+	if err != nil || vcpus <= 0 {
+		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: vCPUs cell %q is not a positive count", plan, cells["vCPUs"]))
+		return
+	}
+	// VRAM is informative (it tells A100 40GB from 80GB); a cell that does
+	// not parse leaves it unknown rather than failing the row.
+	var memGB float64
+	if v := vramRe.FindStringSubmatch(cells["VRAM/GPU"]); v != nil {
+		memGB, _ = strconv.ParseFloat(v[1], 64)
+	}
+	p.obs = append(p.obs, pricewatch.Observation{
+		Source: "lambda", OfferID: plan + "/" + strconv.Itoa(vcpus) + "vcpu",
+		GPUName: plan, GPUCount: 0, GPUMemoryGB: memGB,
+		Price: usd, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
+		Mode: pricewatch.ModeOnDemand, URL: p.url,
+	})
+}
+
+func (p *parser) result() ([]pricewatch.Observation, error) {
+	if len(p.errs) > 0 {
+		return p.obs, errors.Join(p.errs...)
+	}
+	if len(p.obs) == 0 {
+		return nil, scrapers.ErrNothingParsed
+	}
+	return p.obs, nil
+}

@@ -1,0 +1,170 @@
+package lambda_test
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/scrapers"
+	"github.com/pricewatch/pricewatch/scrapers/lambda"
+	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+)
+
+// realRows is the number of priced <tr data-plan> rows in the fixture's
+// table (11 rows, one of them an em dash). The <script> copy holds 12 more.
+const realRows = 10
+
+func TestScraper_Fixture(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "lambda")
+	nr, g := scrapertest.Normalize("lambda", res)
+	scrapertest.CheckGolden(t, g)
+	if nr.Invalid != nil {
+		t.Errorf("invalid observations: %v", nr.Invalid)
+	}
+	if len(res.Observations) != realRows || len(nr.Offers) != realRows || g.ByMode["ondemand"] != realRows {
+		t.Errorf("%d observations, %d offers (%v), want %d: the script copy must be ignored",
+			len(res.Observations), len(nr.Offers), g.ByMode, realRows)
+	}
+
+	// SkyPilot catalog Price per instance / AcceleratorCount.
+	for _, c := range []struct {
+		key, card string
+		price     float64
+	}{
+		{"lambda/NVIDIA A100 SXM/240vcpu/-/ondemand", "A100-80GB-SXM", 2.79},   // gpu_8x_a100_80gb_sxm4 22.32/8
+		{"lambda/NVIDIA H100 PCIe/26vcpu/-/ondemand", "H100-80GB-PCIE", 3.29},  // gpu_1x_h100_pcie
+		{"lambda/NVIDIA H100 SXM/26vcpu/-/ondemand", "H100-80GB-SXM", 4.29},    // gpu_1x_h100_sxm5
+		{"lambda/NVIDIA A10/30vcpu/-/ondemand", "A10", 1.29},                   // gpu_1x_a10
+		{"lambda/NVIDIA RTX A6000/14vcpu/-/ondemand", "RTX-A6000", 1.09},       // gpu_1x_a6000
+		{"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand", "RTX-A6000", 1.09},       // gpu_2x_a6000 2.18/2
+		{"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand", "RTX-A6000", 1.09},       // gpu_4x_a6000 4.36/4
+		{"lambda/NVIDIA Tesla V100/92vcpu/-/ondemand", "V100-16GB-SXM2", 0.79}, // gpu_8x_v100 6.32/8
+		{"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand", "V100-16GB-SXM2", 0.79}, // gpu_8x_v100_n 6.32/8
+		{"lambda/NVIDIA Quadro RTX 6000/14vcpu/-/ondemand", "", 0.69},          // gpu_1x_rtx6000: no card
+	} {
+		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
+	}
+	for _, o := range nr.Offers {
+		if o.GPUs != 0 || o.Region != "" || o.Currency != "USD" || o.Mode != pricewatch.ModeOnDemand {
+			t.Errorf("%s: gpus %d region %q currency %s mode %s", o.Key, o.GPUs, o.Region, o.Currency, o.Mode)
+		}
+		if strings.Contains(o.GPUName, "B200") {
+			t.Errorf("%s comes from the script copy", o.Key)
+		}
+	}
+	for _, o := range res.Observations {
+		if o.OfferID == "NVIDIA H100 SXM/208vcpu" {
+			t.Error("the em-dash row must be skipped")
+		}
+		if !o.PerGPU || o.GPUMemoryGB <= 0 {
+			t.Errorf("%s: per GPU %v, memory %v", o.OfferID, o.PerGPU, o.GPUMemoryGB)
+		}
+	}
+	if len(nr.Unknown) != 1 || nr.Unknown["NVIDIA Quadro RTX 6000 (24 GB)"] != 1 {
+		t.Errorf("unknown = %v, want only NVIDIA Quadro RTX 6000 (24 GB)", nr.Unknown)
+	}
+}
+
+// TestParse_SameAsScrape checks that Parse, over the raw page, yields what
+// the collector's callbacks yield.
+func TestParse_SameAsScrape(t *testing.T) {
+	body, err := fs.ReadFile(fixtures.FS(), "lambda/pricing.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := lambda.Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := scrapertest.ScrapeFixtures(t, "lambda")
+	if len(obs) != len(res.Observations) {
+		t.Fatalf("Parse %d observations, Scrape %d", len(obs), len(res.Observations))
+	}
+	for i := range obs {
+		a, b := obs[i], res.Observations[i]
+		a.URL, b.URL = "", ""
+		if a != b {
+			t.Errorf("row %d: Parse %+v, Scrape %+v", i, a, b)
+		}
+	}
+}
+
+func row(plan, vcpus, price string) string {
+	return `<tr data-plan="` + plan + `"><th data-label="Plan">` + plan + `</th>` +
+		`<td data-label="VRAM/GPU">80 GB</td><td data-label="vCPUs">` + vcpus + `</td>` +
+		`<td data-label="PRICE/GPU/HR*">` + price + `</td></tr>`
+}
+
+func page(rows ...string) string {
+	return "<html><body><table><tbody>" + strings.Join(rows, "") + "</tbody></table></body></html>"
+}
+
+func TestParse_Cells(t *testing.T) {
+	obs, err := lambda.Parse([]byte(page(
+		row("NVIDIA H100 SXM", "26", "  $2.99 "),
+		row("NVIDIA H100 SXM", "208", "\u2014"), // literal em dash
+		row("NVIDIA H100 SXM", "104", ""),       // empty
+		row("NVIDIA GH200", "64", "$1,049.50"),
+	)), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 2 || obs[0].OfferID != "NVIDIA H100 SXM/26vcpu" || obs[0].Price != 2.99 ||
+		obs[0].GPUMemoryGB != 80 || obs[0].GPUCount != 0 || !obs[0].PerGPU || obs[1].Price != 1049.5 {
+		t.Errorf("observations %+v", obs)
+	}
+	// Without a Plan cell, the data-plan attribute names the plan.
+	obs, err = lambda.Parse([]byte(page(`<tr data-plan="NVIDIA A10"><td data-label="vCPUs">30</td>`+
+		`<td data-label="PRICE/GPU/HR">$1.29</td></tr>`)), "")
+	if err != nil || len(obs) != 1 || obs[0].GPUName != "NVIDIA A10" || obs[0].OfferID != "NVIDIA A10/30vcpu" {
+		t.Errorf("data-plan fallback: %+v, %v", obs, err)
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"NoRows", `<html><body><p>Pricing is loading…</p></body></html>`, "no offers parsed"},
+		{"OnlyScriptCopy", `<html><body><script>x="\u003Ctr data-plan=\"NVIDIA A10\"\u003E\u003Ctd data-label=\"PRICE/GPU/HR*\"\u003E$1.29"</script></body></html>`, "no offers parsed"},
+		{"OnlyDashes", page(row("NVIDIA V100", "88", "&#8212;")), "no offers parsed"},
+		{"JSON", `{"data": {}}`, "page truncated"},
+		{"Truncated", `<html><body><table><tr data-plan="NVIDIA A10"><td data-label="vCPUs">30</td><td data-label="PRICE/GPU/HR*">$1.29</td></tr>`, "page truncated"},
+		{"PriceGarbage", page(row("NVIDIA A10", "30", "$1.29"), row("NVIDIA H100 PCIe", "26", "Contact sales")), `plan "NVIDIA H100 PCIe": price cell "Contact sales"`},
+		{"PriceNoDollar", page(row("NVIDIA A10", "30", "1.29")), `plan "NVIDIA A10": price cell "1.29"`},
+		{"PriceZero", page(row("NVIDIA A10", "30", "$0.00")), `plan "NVIDIA A10": price "$0.00" is not a positive amount`},
+		{"NoPriceColumn", `<html><table><tr data-plan="NVIDIA A10"><td data-label="vCPUs">30</td></tr></table></html>`, `plan "NVIDIA A10": no PRICE/GPU/HR cell`},
+		{"VCPUGarbage", page(row("NVIDIA A10", "many", "$1.29")), `plan "NVIDIA A10": vCPUs cell "many"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := lambda.Parse([]byte(c.body), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := lambda.Parse([]byte(page()), ""); !errors.Is(err, scrapers.ErrNothingParsed) {
+		t.Errorf("empty table: err = %v, want ErrNothingParsed", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seed, err := fs.ReadFile(fixtures.FS(), "lambda/pricing.html")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(page(row("NVIDIA A10", "30", "$-1.29"), row("X", "0", "$1"))))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		obs, err := lambda.Parse(body, "")
+		if err != nil {
+			return
+		}
+		for _, o := range obs {
+			if !(o.Price > 0) || o.GPUName == "" || !o.PerGPU || !strings.HasSuffix(o.OfferID, "vcpu") {
+				t.Fatalf("bad observation accepted: %+v", o)
+			}
+		}
+	})
+}

@@ -1,0 +1,514 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/rank"
+)
+
+// SchemaVersion is the layout this package reads and writes.
+const SchemaVersion = "1"
+
+// RunRetention is how long run records are kept per source.
+const RunRetention = 30 * 24 * time.Hour
+
+var (
+	bMeta     = []byte("meta")
+	bRoot     = []byte("v1")
+	bOffers   = []byte("offers")
+	bHistory  = []byte("history")
+	bRuns     = []byte("runs")
+	bHealth   = []byte("health")
+	bProfiles = []byte("profiles")
+	bFX       = []byte("fx")
+	bAlerts   = []byte("alerts")
+	kVersion  = []byte("schema_version")
+	kLatest   = []byte("latest")
+)
+
+// ErrLocked means another process (a running daemon) holds the database.
+var ErrLocked = errors.New("database is locked by another process")
+
+// Options tune Open.
+type Options struct {
+	// Timeout bounds the wait for the file lock (default 2s).
+	Timeout  time.Duration
+	ReadOnly bool
+}
+
+// Store is the bbolt-backed state of pricewatch.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens (creating if needed) the database at path.
+func Open(path string, opt Options) (*Store, error) {
+	if opt.Timeout <= 0 {
+		opt.Timeout = 2 * time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	if opt.ReadOnly {
+		err = db.View(func(tx *bolt.Tx) error { return checkVersion(tx) })
+	} else {
+		err = db.Update(initBuckets)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func checkVersion(tx *bolt.Tx) error {
+	m := tx.Bucket(bMeta)
+	if m == nil {
+		return errors.New("not a pricewatch database (no meta bucket)")
+	}
+	if v := string(m.Get(kVersion)); v != SchemaVersion {
+		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
+	}
+	return nil
+}
+
+func initBuckets(tx *bolt.Tx) error {
+	m, err := tx.CreateBucketIfNotExists(bMeta)
+	if err != nil {
+		return err
+	}
+	switch v := string(m.Get(kVersion)); v {
+	case "":
+		if err := m.Put(kVersion, []byte(SchemaVersion)); err != nil {
+			return err
+		}
+	case SchemaVersion:
+	default:
+		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
+	}
+	root, err := tx.CreateBucketIfNotExists(bRoot)
+	if err != nil {
+		return err
+	}
+	for _, b := range [][]byte{bOffers, bHistory, bRuns, bHealth, bProfiles, bFX, bAlerts} {
+		if _, err := root.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.db.Path() }
+
+func bucket(tx *bolt.Tx, name []byte) *bolt.Bucket { return tx.Bucket(bRoot).Bucket(name) }
+
+func timeKey(t time.Time) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(t.UnixNano()))
+	return b
+}
+
+func join(parts ...[]byte) []byte { return bytes.Join(parts, []byte{0}) }
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, data)
+}
+
+// Event names a history row.
+type Event string
+
+// History events.
+const (
+	Appeared Event = "appeared"
+	Changed  Event = "changed"
+	Vanished Event = "vanished"
+)
+
+// HistoryRow is one change of one offer.
+type HistoryRow struct {
+	At              time.Time `json:"at"`
+	Event           Event     `json:"event"`
+	Card            string    `json:"card,omitempty"`
+	GPUs            int       `json:"gpus"`
+	PricePerGPUHour float64   `json:"price_per_gpu_hour"`
+	Currency        string    `json:"currency"`
+}
+
+// Health is a source's current state.
+type Health struct {
+	Source              string         `json:"source"`
+	LastRun             time.Time      `json:"last_run"`
+	LastDuration        time.Duration  `json:"last_duration_ns"`
+	LastOK              bool           `json:"last_ok"`
+	LastSuccess         time.Time      `json:"last_success,omitzero"`
+	LastError           string         `json:"last_error,omitempty"`
+	ConsecutiveFailures int            `json:"consecutive_failures"`
+	Offers              int            `json:"offers"`
+	Unknown             map[string]int `json:"unknown,omitempty"`
+}
+
+// RunResult is what a run brings to the store. For a successful run Offers
+// is the source's complete current set; Rates is set by rate sources.
+type RunResult struct {
+	Run    pricewatch.Run
+	Offers []pricewatch.Offer
+	Rates  *pricewatch.Rates
+}
+
+// RecordRun commits one run in one transaction: the run record, the
+// source's health and, for a successful run, the diff of its offers against
+// the stored ones (history rows only for changes) and any rates. It returns
+// the run as stored (Changes filled in).
+func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
+	run := rr.Run
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		src := []byte(run.Source)
+		if run.OK {
+			n, err := applyOffers(tx, run.Source, run.Started, rr.Offers)
+			if err != nil {
+				return fmt.Errorf("apply offers: %w", err)
+			}
+			run.Changes = n
+			if rr.Rates != nil {
+				if err := putRates(tx, rr.Rates); err != nil {
+					return fmt.Errorf("put rates: %w", err)
+				}
+			}
+		}
+		runs := bucket(tx, bRuns)
+		if err := putJSON(runs, join(src, timeKey(run.Started)), run); err != nil {
+			return err
+		}
+		if err := pruneRuns(runs, src, run.Started.Add(-RunRetention)); err != nil {
+			return err
+		}
+		hb := bucket(tx, bHealth)
+		var h Health
+		if v := hb.Get(src); v != nil {
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode health of %s: %w", run.Source, err)
+			}
+		}
+		h.Source, h.LastRun, h.LastDuration, h.LastOK = run.Source, run.Started, run.Duration, run.OK
+		if run.OK {
+			h.LastSuccess, h.LastError, h.ConsecutiveFailures = run.Started, "", 0
+			h.Offers, h.Unknown = run.Offers, run.Unknown
+		} else {
+			h.LastError = run.Error
+			h.ConsecutiveFailures++
+		}
+		return putJSON(hb, src, h)
+	})
+	if err != nil {
+		return run, fmt.Errorf("record run of %s: %w", run.Source, err)
+	}
+	return run, nil
+}
+
+func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer) (int, error) {
+	ob, hb := bucket(tx, bOffers), bucket(tx, bHistory)
+	prefix := append([]byte(source), 0)
+	old := map[string]pricewatch.Offer{}
+	c := ob.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var o pricewatch.Offer
+		if err := json.Unmarshal(v, &o); err != nil {
+			return 0, fmt.Errorf("decode offer %q: %w", k, err)
+		}
+		old[o.Key] = o
+	}
+	changes := 0
+	row := func(o pricewatch.Offer, ev Event) error {
+		changes++
+		return putJSON(hb, join([]byte(o.Key), timeKey(at)), HistoryRow{
+			At: at, Event: ev, Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency,
+		})
+	}
+	seen := make(map[string]bool, len(offers))
+	for _, o := range offers {
+		if o.Source != source {
+			return 0, fmt.Errorf("offer %s is not from source %s", o.Key, source)
+		}
+		seen[o.Key] = true
+		prev, existed := old[o.Key]
+		switch {
+		case !existed:
+			o.FirstSeen = at
+			if err := row(o, Appeared); err != nil {
+				return 0, err
+			}
+		case !prev.SamePrice(o):
+			o.FirstSeen = prev.FirstSeen
+			if err := row(o, Changed); err != nil {
+				return 0, err
+			}
+		default:
+			o.FirstSeen = prev.FirstSeen
+		}
+		o.ObservedAt = at
+		if err := putJSON(ob, join([]byte(source), []byte(o.Key)), o); err != nil {
+			return 0, err
+		}
+	}
+	// Collect first, delete after: deleting while iterating can skip keys.
+	var gone []pricewatch.Offer
+	for k, o := range old {
+		if !seen[k] {
+			gone = append(gone, o)
+		}
+	}
+	for _, o := range gone {
+		if err := row(o, Vanished); err != nil {
+			return 0, err
+		}
+		if err := ob.Delete(join([]byte(source), []byte(o.Key))); err != nil {
+			return 0, err
+		}
+	}
+	return changes, nil
+}
+
+func pruneRuns(b *bolt.Bucket, src []byte, before time.Time) error {
+	prefix := append(append([]byte{}, src...), 0)
+	limit := join(src, timeKey(before))
+	var old [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.Compare(k, limit) < 0 && len(old) < 1000; k, _ = c.Next() {
+		old = append(old, append([]byte{}, k...))
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putRates(tx *bolt.Tx, r *pricewatch.Rates) error {
+	b := bucket(tx, bFX)
+	if err := putJSON(b, kLatest, r); err != nil {
+		return err
+	}
+	if r.Date != "" {
+		return putJSON(b, []byte(r.Date), r)
+	}
+	return nil
+}
+
+// Offers returns every current offer, ordered by source and key.
+func (s *Store) Offers() ([]pricewatch.Offer, error) {
+	var out []pricewatch.Offer
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return bucket(tx, bOffers).ForEach(func(k, v []byte) error {
+			var o pricewatch.Offer
+			if err := json.Unmarshal(v, &o); err != nil {
+				return fmt.Errorf("decode offer %q: %w", k, err)
+			}
+			out = append(out, o)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// History returns an offer's history rows, oldest first.
+func (s *Store) History(offerKey string) ([]HistoryRow, error) {
+	var out []HistoryRow
+	prefix := append([]byte(offerKey), 0)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bHistory).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue // a longer key that shares the prefix
+			}
+			var r HistoryRow
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode history %q: %w", k, err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// HistoryCount counts all history rows (a size check for tests and metrics).
+func (s *Store) HistoryCount() (int, error) {
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = bucket(tx, bHistory).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// Health returns every source's health, keyed by source.
+func (s *Store) Health() (map[string]Health, error) {
+	out := map[string]Health{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return bucket(tx, bHealth).ForEach(func(k, v []byte) error {
+			var h Health
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode health %q: %w", k, err)
+			}
+			out[string(k)] = h
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Runs returns up to limit runs of a source, newest first.
+func (s *Store) Runs(source string, limit int) ([]pricewatch.Run, error) {
+	var out []pricewatch.Run
+	prefix := append([]byte(source), 0)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bRuns).Cursor()
+		// Seek past the last key of the prefix, then walk back.
+		k, v := c.Seek(append(append([]byte{}, prefix...), 0xff))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+			var r pricewatch.Run
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("decode run %q: %w", k, err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Rates returns the last good exchange rates, or nil if none were fetched.
+func (s *Store) Rates() (*pricewatch.Rates, error) {
+	var r *pricewatch.Rates
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := bucket(tx, bFX).Get(kLatest)
+		if v == nil {
+			return nil
+		}
+		r = new(pricewatch.Rates)
+		return json.Unmarshal(v, r)
+	})
+	return r, err
+}
+
+// PutRates stores rates as the latest (used to seed offline defaults).
+func (s *Store) PutRates(r *pricewatch.Rates) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return putRates(tx, r) })
+}
+
+// Profiles returns every stored throughput profile, by card then workload.
+func (s *Store) Profiles() ([]rank.Profile, error) {
+	var out []rank.Profile
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return bucket(tx, bProfiles).ForEach(func(k, v []byte) error {
+			var p rank.Profile
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("decode profile %q: %w", k, err)
+			}
+			out = append(out, p)
+			return nil
+		})
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Card != out[j].Card {
+			return out[i].Card < out[j].Card
+		}
+		return out[i].Workload < out[j].Workload
+	})
+	return out, err
+}
+
+// PutProfile stores a profile, replacing any for the same card and workload.
+func (s *Store) PutProfile(p rank.Profile) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return putJSON(bucket(tx, bProfiles), join([]byte(p.Card), []byte(p.Workload)), p)
+	})
+}
+
+// SeedProfiles stores reference profiles (published or estimated) without
+// overwriting a user's measured one, and drops seeds no longer produced.
+func (s *Store) SeedProfiles(ps []rank.Profile) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bProfiles)
+		want := map[string]bool{}
+		for _, p := range ps {
+			k := join([]byte(p.Card), []byte(p.Workload))
+			want[string(k)] = true
+			if v := b.Get(k); v != nil {
+				var old rank.Profile
+				if err := json.Unmarshal(v, &old); err == nil && old.Origin == rank.OriginMeasured {
+					continue
+				}
+			}
+			if err := putJSON(b, k, p); err != nil {
+				return err
+			}
+		}
+		var stale [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var p rank.Profile
+			if err := json.Unmarshal(v, &p); err == nil && p.Origin != rank.OriginMeasured && !want[string(k)] {
+				stale = append(stale, append([]byte{}, k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// GetAlertState decodes a watch's alert state into v; ok is false if none.
+func (s *Store) GetAlertState(watch string, v any) (ok bool, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		data := bucket(tx, bAlerts).Get([]byte(watch))
+		if data == nil {
+			return nil
+		}
+		ok = true
+		return json.Unmarshal(data, v)
+	})
+	return ok, err
+}
+
+// PutAlertState stores a watch's alert state.
+func (s *Store) PutAlertState(watch string, v any) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return putJSON(bucket(tx, bAlerts), []byte(watch), v)
+	})
+}

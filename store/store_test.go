@@ -1,0 +1,215 @@
+package store_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+func mustOpen(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "pw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func offer(id string, price float64) pricewatch.Offer {
+	return pricewatch.Offer{
+		Key: pricewatch.OfferKey("runpod", id, "", pricewatch.ModeOnDemand), Source: "runpod", OfferID: id,
+		Card: "A40", GPUs: 1, Mode: pricewatch.ModeOnDemand, PricePerGPUHour: price, Currency: "USD",
+	}
+}
+
+var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func okRun(at time.Time, offers ...pricewatch.Offer) store.RunResult {
+	return store.RunResult{Run: pricewatch.Run{Source: "runpod", Started: at, OK: true, Offers: len(offers)}, Offers: offers}
+}
+
+func TestStore_RecordRun(t *testing.T) {
+	st := mustOpen(t)
+	steps := []struct {
+		name        string
+		rr          store.RunResult
+		wantChanges int
+		wantHistory int
+		wantOffers  map[string]float64
+	}{
+		{"FirstRunAddsEveryOffer", okRun(t0, offer("a", 1), offer("b", 2)), 2, 2, map[string]float64{"a": 1, "b": 2}},
+		{"UnchangedRescrapeAddsNothing", okRun(t0.Add(time.Hour), offer("a", 1), offer("b", 2)), 0, 2, map[string]float64{"a": 1, "b": 2}},
+		{"ChangeVanishAppear", okRun(t0.Add(2*time.Hour), offer("a", 1.5), offer("c", 3)), 3, 5, map[string]float64{"a": 1.5, "c": 3}},
+		{"FailedRunTouchesNoOffer", store.RunResult{Run: pricewatch.Run{Source: "runpod", Started: t0.Add(3 * time.Hour), Error: "HTTP 500"}}, 0, 5, map[string]float64{"a": 1.5, "c": 3}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			run, err := st.RecordRun(s.rr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Changes != s.wantChanges {
+				t.Errorf("changes = %d, want %d", run.Changes, s.wantChanges)
+			}
+			if n, _ := st.HistoryCount(); n != s.wantHistory {
+				t.Errorf("history rows = %d, want %d", n, s.wantHistory)
+			}
+			offers, err := st.Offers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for _, o := range offers {
+				got[o.OfferID] = o.PricePerGPUHour
+			}
+			if len(got) != len(s.wantOffers) {
+				t.Fatalf("offers = %v, want %v", got, s.wantOffers)
+			}
+			for id, p := range s.wantOffers {
+				if got[id] != p {
+					t.Errorf("offer %s = %v, want %v", id, got[id], p)
+				}
+			}
+		})
+	}
+	hist, err := st.History(offer("a", 0).Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 2 || hist[0].Event != store.Appeared || hist[1].Event != store.Changed || hist[1].PricePerGPUHour != 1.5 {
+		t.Errorf("history of a = %+v", hist)
+	}
+	if hist, _ := st.History(offer("b", 0).Key); len(hist) != 2 || hist[1].Event != store.Vanished {
+		t.Errorf("history of b = %+v", hist)
+	}
+	offers, _ := st.Offers()
+	for _, o := range offers {
+		if o.OfferID == "a" && (!o.FirstSeen.Equal(t0) || !o.ObservedAt.Equal(t0.Add(2*time.Hour))) {
+			t.Errorf("a: first seen %v observed %v", o.FirstSeen, o.ObservedAt)
+		}
+	}
+	h, err := st.Health()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := h["runpod"]
+	if rp.LastOK || rp.ConsecutiveFailures != 1 || rp.LastError != "HTTP 500" || !rp.LastSuccess.Equal(t0.Add(2*time.Hour)) || rp.Offers != 2 {
+		t.Errorf("health = %+v", rp)
+	}
+	runs, err := st.Runs("runpod", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 || runs[0].OK || !runs[0].Started.Equal(t0.Add(3*time.Hour)) || !runs[3].Started.Equal(t0) {
+		t.Errorf("runs newest first: %+v", runs)
+	}
+}
+
+func TestStore_RunsArePruned(t *testing.T) {
+	st := mustOpen(t)
+	for i := range 3 {
+		if _, err := st.RecordRun(okRun(t0.Add(time.Duration(i)*24*time.Hour), offer("a", 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.RecordRun(okRun(t0.Add(store.RunRetention+36*time.Hour), offer("a", 1))); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := st.Runs("runpod", 0)
+	if len(runs) != 2 {
+		t.Errorf("runs kept = %d, want 2 (older than the retention dropped)", len(runs))
+	}
+}
+
+func TestStore_OfferOfAnotherSourceIsRefused(t *testing.T) {
+	st := mustOpen(t)
+	o := offer("a", 1)
+	o.Source = "vast"
+	if _, err := st.RecordRun(okRun(t0, o)); err == nil {
+		t.Fatal("want an error for an offer of another source")
+	}
+	if offers, _ := st.Offers(); len(offers) != 0 {
+		t.Errorf("the failed transaction left %d offers", len(offers))
+	}
+}
+
+func TestStore_LastGoodRatesKept(t *testing.T) {
+	st := mustOpen(t)
+	if r, err := st.Rates(); err != nil || r != nil {
+		t.Fatalf("rates before any run = %v, %v", r, err)
+	}
+	rates := &pricewatch.Rates{Base: "EUR", Date: "2022-07-08", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}
+	if _, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "ecb", Started: t0, OK: true}, Rates: rates}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "ecb", Started: t0.Add(time.Hour), Error: "timeout"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Rates()
+	if err != nil || r == nil || r.Rates["CNY"] != 6.8095 {
+		t.Fatalf("rates after a failed fetch = %+v, %v", r, err)
+	}
+}
+
+func TestStore_SeedKeepsMeasuredProfiles(t *testing.T) {
+	st := mustOpen(t)
+	measured := rank.Profile{Card: "A40", Workload: "lora-7b", TokensPerSecond: 1234, Origin: rank.OriginMeasured}
+	if err := st.PutProfile(measured); err != nil {
+		t.Fatal(err)
+	}
+	seeds := []rank.Profile{
+		{Card: "A40", Workload: "lora-7b", TokensPerSecond: 999, Origin: rank.OriginEstimated},
+		{Card: "L4", Workload: "lora-7b", TokensPerSecond: 500, Origin: rank.OriginEstimated},
+	}
+	if err := st.SeedProfiles(seeds); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SeedProfiles(seeds[1:]); err != nil { // a later build no longer seeds A40: the measured one stays
+		t.Fatal(err)
+	}
+	ps, err := st.Profiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].Card != "A40" || ps[0].TokensPerSecond != 1234 || ps[0].Origin != rank.OriginMeasured {
+		t.Errorf("profiles = %+v", ps)
+	}
+}
+
+func TestStore_OpenLockedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pw.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := time.Now()
+	_, err = store.Open(path, store.Options{Timeout: 100 * time.Millisecond, ReadOnly: true})
+	if !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("open waited far longer than its timeout")
+	}
+}
+
+func TestStore_AlertState(t *testing.T) {
+	st := mustOpen(t)
+	type state struct{ Key string }
+	var got state
+	if ok, err := st.GetAlertState("w", &got); ok || err != nil {
+		t.Fatalf("empty state: ok=%v err=%v", ok, err)
+	}
+	if err := st.PutAlertState("w", state{"k1"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.GetAlertState("w", &got); !ok || err != nil || got.Key != "k1" {
+		t.Fatalf("state = %+v ok=%v err=%v", got, ok, err)
+	}
+}
