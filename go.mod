@@ -3,6 +3,8 @@ module github.com/pricewatch/pricewatch
 go 1.26.8
 
 require (
+	github.com/PuerkitoBio/goquery v1.11.0
+	github.com/antchfx/xmlquery v1.5.0
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/robfig/cron/v3 v3.0.1
@@ -12,10 +14,8 @@ require (
 )
 
 require (
-	github.com/PuerkitoBio/goquery v1.11.0 // indirect
 	github.com/andybalholm/cascadia v1.3.3 // indirect
 	github.com/antchfx/htmlquery v1.3.5 // indirect
-	github.com/antchfx/xmlquery v1.5.0 // indirect
 	github.com/antchfx/xpath v1.3.5 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect

@@ -224,7 +224,7 @@ func (r *Rates) Has(cur string) bool {
 }
 
 func (r *Rates) rate(cur string) (float64, bool) {
-	if cur == r.Base {
+	if cur == strings.ToUpper(r.Base) {
 		return 1, true
 	}
 	v, ok := r.Rates[cur]

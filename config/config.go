@@ -144,68 +144,101 @@ func Load(path string) (*Config, error) {
 	if err := c.LoadSecrets(); err != nil {
 		return nil, err
 	}
+	c.normalizeCase()
 	return c, nil
 }
 
-// fileConfig mirrors Config for decoding, with sources kept as raw nodes so
-// each source decodes its own options.
-type fileConfig struct {
-	DB        *string              `yaml:"db"`
-	LogLevel  *string              `yaml:"log_level"`
-	UserAgent *string              `yaml:"user_agent"`
-	Server    *yaml.Node           `yaml:"server"`
-	Ranking   *yaml.Node           `yaml:"ranking"`
-	Alerts    *yaml.Node           `yaml:"alerts"`
-	Slack     *yaml.Node           `yaml:"slack"`
-	Sources   map[string]yaml.Node `yaml:"sources"`
+// normalizeCase upper-cases currency codes, which users write either way.
+func (c *Config) normalizeCase() {
+	c.Ranking.BaseCurrency = strings.ToUpper(c.Ranking.BaseCurrency)
+	for i := range c.Alerts.Watches {
+		c.Alerts.Watches[i].Currency = strings.ToUpper(c.Alerts.Watches[i].Currency)
+	}
 }
 
-// Decode reads YAML over c. Unknown keys anywhere are errors naming the key.
+// Decode reads YAML over c. Unknown keys anywhere are errors naming the key;
+// each source's mapping is decoded by that source (common settings plus the
+// scraper's own options).
 func (c *Config) Decode(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
-	var fc fileConfig
-	if err := strictDecode(data, &fc); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return err
 	}
-	if fc.DB != nil {
-		c.DB = *fc.DB
+	if len(doc.Content) == 0 {
+		return nil // an empty file: defaults
 	}
-	if fc.LogLevel != nil {
-		c.LogLevel = *fc.LogLevel
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil // "---" or "~" alone: defaults
 	}
-	if fc.UserAgent != nil {
-		c.UserAgent = *fc.UserAgent
+	if root.Kind != yaml.MappingNode {
+		return errors.New("the top level must be a mapping")
 	}
-	for _, part := range []struct {
-		name string
-		node *yaml.Node
-		dst  any
-	}{{"server", fc.Server, &c.Server}, {"ranking", fc.Ranking, &c.Ranking}, {"alerts", fc.Alerts, &c.Alerts}, {"slack", fc.Slack, &c.Slack}} {
-		if part.node == nil {
-			continue
+	scalars := map[string]*string{"db": &c.DB, "log_level": &c.LogLevel, "user_agent": &c.UserAgent}
+	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack}
+	if err := noDuplicateKeys(root, ""); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i], root.Content[i+1]
+		switch {
+		case scalars[key.Value] != nil:
+			if err := val.Decode(scalars[key.Value]); err != nil {
+				return fmt.Errorf("%s: %w", key.Value, err)
+			}
+		case parts[key.Value] != nil:
+			if err := decodeNode(val, parts[key.Value]); err != nil {
+				return fmt.Errorf("%s: %w", key.Value, err)
+			}
+		case key.Value == "sources":
+			if err := c.decodeSources(val); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("line %d: unknown key %q", key.Line, key.Value)
 		}
-		if err := decodeNode(part.node, part.dst); err != nil {
-			return fmt.Errorf("%s: %w", part.name, err)
+	}
+	return nil
+}
+
+func (c *Config) decodeSources(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		if n.Tag == "!!null" {
+			return nil
 		}
+		return errors.New("sources: must be a mapping of source names")
 	}
-	names := make([]string, 0, len(fc.Sources))
-	for n := range fc.Sources {
-		names = append(names, n)
+	if err := noDuplicateKeys(n, "sources: "); err != nil {
+		return err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		node := fc.Sources[name]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := n.Content[i].Value
 		src, ok := c.Sources[name]
 		if !ok {
-			return fmt.Errorf("sources: unknown source %q (known: %s)", name, strings.Join(scrapers.Names(), ", "))
+			return fmt.Errorf("sources: line %d: unknown source %q (known: %s)", n.Content[i].Line, name, strings.Join(c.SourceNames(), ", "))
 		}
-		if err := decodeSource(&node, &src); err != nil {
+		if err := decodeSource(n.Content[i+1], &src); err != nil {
 			return fmt.Errorf("sources.%s: %w", name, err)
 		}
 		c.Sources[name] = src
+	}
+	return nil
+}
+
+// noDuplicateKeys rejects a mapping that repeats a key, which decoding
+// through yaml.Node would otherwise merge or let the last one win.
+func noDuplicateKeys(n *yaml.Node, prefix string) error {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen[k.Value] {
+			return fmt.Errorf("%sline %d: duplicate key %q", prefix, k.Line, k.Value)
+		}
+		seen[k.Value] = true
 	}
 	return nil
 }

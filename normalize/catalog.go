@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -40,15 +41,18 @@ type alias struct {
 	card     string
 }
 
-// DefaultCatalog loads the embedded card list and aliases. It panics only if
-// the embedded data is broken, which the package tests rule out.
-func DefaultCatalog() *Catalog {
+// DefaultCatalog returns the embedded card list and aliases, parsed once
+// (a Catalog is read-only and safe to share). It panics only if the
+// embedded data is broken, which the package tests rule out.
+func DefaultCatalog() *Catalog { return defaultCatalog() }
+
+var defaultCatalog = sync.OnceValue(func() *Catalog {
 	c, err := LoadCatalog(bytes.NewReader(cardsCSV), bytes.NewReader(aliasesCSV))
 	if err != nil {
 		panic(fmt.Sprintf("normalize: embedded catalog: %v", err))
 	}
 	return c
-}
+})
 
 // LoadCatalog reads cards (cards.csv layout) and aliases (source,name,memory_gb,card).
 func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
@@ -165,8 +169,8 @@ func (c *Catalog) Card(id string) (pricewatch.Card, bool) {
 	return card, ok
 }
 
-// IDs lists every canonical card id, sorted.
-func (c *Catalog) IDs() []string { return c.ids }
+// IDs lists every canonical card id, sorted (a copy: the catalog is shared).
+func (c *Catalog) IDs() []string { return append([]string(nil), c.ids...) }
 
 // Fold reduces a GPU name to its matching key: upper case, separators as
 // single spaces, vendor and brand words dropped.

@@ -48,6 +48,11 @@ func PerGPUHour(o pricewatch.Observation) (float64, error) {
 		}
 		p /= float64(o.GPUCount)
 	}
+	if !(p > 0) {
+		// A tiny price spread over the hours and GPUs can underflow to 0,
+		// which would rank as a free offer.
+		return 0, fmt.Errorf("price %v per %s is not a positive number per GPU-hour", o.Price, o.Unit)
+	}
 	return p, nil
 }
 
@@ -72,12 +77,12 @@ func (c *Catalog) Normalize(obs []pricewatch.Observation, at time.Time) Result {
 			errs = append(errs, fmt.Errorf("offer %s/%s/%s: %w", o.OfferID, o.Region, o.Mode, err))
 			continue
 		}
-		if off.Card == "" {
-			res.Unknown[unknownName(o)]++
-		}
 		// A source listing the same offer twice (AWS spot sizes) keeps the first.
 		if _, dup := seen[off.Key]; dup {
 			continue
+		}
+		if off.Card == "" {
+			res.Unknown[unknownName(o)]++
 		}
 		seen[off.Key] = len(res.Offers)
 		res.Offers = append(res.Offers, off)
@@ -98,9 +103,11 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 	if o.Source == "" || o.OfferID == "" {
 		return pricewatch.Offer{}, errors.New("missing source or offer id")
 	}
-	if _, err := pricewatch.ParseMode(string(o.Mode)); err != nil {
+	m, err := pricewatch.ParseMode(string(o.Mode))
+	if err != nil {
 		return pricewatch.Offer{}, err
 	}
+	o.Mode = m // the canonical spelling, for the key, the term and rankings
 	cur := strings.ToUpper(o.Currency)
 	if !KnownCurrency(cur) {
 		return pricewatch.Offer{}, fmt.Errorf("unknown currency %q", o.Currency)

@@ -47,9 +47,9 @@ type Pipeline struct {
 	view    atomic.Pointer[View]
 	refresh sync.Mutex
 
+	sched   sync.RWMutex // guards cron and entries, set once by Start
 	cron    *cron.Cron
 	entries map[string]cron.EntryID
-	ctx     context.Context
 }
 
 // Options are the pipeline's collaborators; zero values get defaults.
@@ -73,7 +73,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(), workloads: rank.BuiltinWorkloads(),
-		log: opt.Logger, now: opt.Now, entries: map[string]cron.EntryID{}, ctx: context.Background(),
+		log: opt.Logger, now: opt.Now,
 	}
 	m, err := newMetrics(opt.Registry)
 	if err != nil {
@@ -166,10 +166,12 @@ func (p *Pipeline) View() *View { return p.view.Load() }
 
 // Summary reports one source run.
 type Summary struct {
-	Source   string
-	Offers   int
-	Changes  int
-	Unknown  map[string]int
+	Source  string
+	Offers  int
+	Changes int
+	Unknown map[string]int
+	// Rates is set by rate sources (the ECB).
+	Rates    *pricewatch.Rates
 	Duration time.Duration
 	Err      error
 }
@@ -204,6 +206,9 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	}
 	p.metrics.observe(run, stored.Changes)
 	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err}
+	if err == nil {
+		sum.Rates = rr.Rates
+	}
 	if err != nil {
 		log.Warn("scrape failed", "err", err, "duration", run.Duration)
 	} else {

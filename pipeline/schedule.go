@@ -14,32 +14,38 @@ import (
 // recovered. ctx is the daemon's lifetime; jobs run under it.
 func (p *Pipeline) Start(ctx context.Context) error {
 	logger := cronLogger{p.log.With("component", "cron")}
-	p.ctx = ctx
-	p.cron = cron.New(cron.WithLogger(logger), cron.WithChain(cron.Recover(logger)))
+	c := cron.New(cron.WithLogger(logger), cron.WithChain(cron.Recover(logger)))
+	entries := map[string]cron.EntryID{}
 	for _, name := range p.Enabled() {
 		spec := p.cfg.Sources[name].Settings.Schedule
 		job := cron.NewChain(cron.SkipIfStillRunning(logger)).Then(cron.FuncJob(func() {
-			p.RunSource(p.ctx, name)
-			if err := p.Refresh(p.ctx); err != nil {
+			p.RunSource(ctx, name)
+			if err := p.Refresh(ctx); err != nil {
 				p.log.Error("refresh failed", "source", name, "err", err)
 			}
 		}))
-		id, err := p.cron.AddJob(spec, job)
+		id, err := c.AddJob(spec, job)
 		if err != nil {
 			return fmt.Errorf("schedule %s (%q): %w", name, spec, err)
 		}
-		p.entries[name] = id
+		entries[name] = id
 	}
-	p.cron.Start()
+	p.sched.Lock()
+	p.cron, p.entries = c, entries
+	p.sched.Unlock()
+	c.Start()
 	return nil
 }
 
 // Stop stops scheduling and waits (at most timeout) for running jobs.
 func (p *Pipeline) Stop(timeout time.Duration) {
-	if p.cron == nil {
+	p.sched.RLock()
+	c := p.cron
+	p.sched.RUnlock()
+	if c == nil {
 		return
 	}
-	done := p.cron.Stop()
+	done := c.Stop()
 	select {
 	case <-done.Done():
 	case <-time.After(timeout):
@@ -49,6 +55,8 @@ func (p *Pipeline) Stop(timeout time.Duration) {
 
 // NextRun is when a source runs next (zero if not scheduled).
 func (p *Pipeline) NextRun(name string) time.Time {
+	p.sched.RLock()
+	defer p.sched.RUnlock()
 	if p.cron == nil {
 		return time.Time{}
 	}

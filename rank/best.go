@@ -78,7 +78,7 @@ func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, 
 	for _, w := range workloads {
 		s.workloads[w.Name] = w
 		ex := Exclusions{}
-		var list []Entry
+		list := make([]Entry, 0, len(offers))
 		for _, o := range offers {
 			e, why := s.entry(o, w, best, cat, opt)
 			if why != "" {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,11 +54,11 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	switch {
 	case errors.Is(err, store.ErrLocked):
 		if *addr == "" {
-			*addr = cfg.Server.Addr
+			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
 		}
 		resp, err = askDaemon(ctx, *addr, q)
 		if err != nil {
-			return fmt.Errorf("%s is held by a running daemon, and asking it at %s failed: %w", cfg.DB, *addr, err)
+			return fmt.Errorf("%s is held by a running daemon, and asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, *addr, err)
 		}
 	case err != nil:
 		return err
@@ -91,6 +93,15 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	printBest(stdout, resp)
 	return nil
+}
+
+// daemonAddr is the address the daemon holding db recorded, else fallback.
+func daemonAddr(db, fallback string) string {
+	b, err := os.ReadFile(db + ".addr")
+	if a := strings.TrimSpace(string(b)); err == nil && a != "" {
+		return a
+	}
+	return fallback
 }
 
 // askDaemon asks a running daemon, so the CLI works while serve holds the

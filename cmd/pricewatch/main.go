@@ -2,7 +2,7 @@
 // million tokens and tells Slack when the best choice changes.
 //
 //	pricewatch serve  [--config FILE] [--db FILE] [--addr HOST:PORT] [--demo | --fixtures DIR]
-//	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [SOURCE...]
+//	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
 package main
 

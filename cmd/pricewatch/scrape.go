@@ -18,6 +18,7 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, true)
+	verbose := fs.Bool("v", false, "log each run and alert decision (level of the config's log_level)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -25,7 +26,11 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, "warn")
+	level := "warn"
+	if *verbose {
+		level = cfg.LogLevel
+	}
+	log := newLogger(stderr, level)
 	fx, err := c.startFixtures(cfg, log)
 	if err != nil {
 		return err
@@ -74,6 +79,9 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func summaryLine(s pipeline.Summary) string {
 	if s.Err != nil {
 		return fmt.Sprintf("%-8s FAILED  %5.1fs  error: %v", s.Source, s.Duration.Seconds(), s.Err)
+	}
+	if s.Rates != nil {
+		return fmt.Sprintf("%-8s ok      %5.1fs  rates of %s: %d currencies per %s", s.Source, s.Duration.Seconds(), s.Rates.Date, len(s.Rates.Rates), s.Rates.Base)
 	}
 	line := fmt.Sprintf("%-8s ok      %5.1fs  %5d offers  %4d changes  %2d unknown GPUs", s.Source, s.Duration.Seconds(), s.Offers, s.Changes, len(s.Unknown))
 	if len(s.Unknown) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,6 +84,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
+	// The CLI cannot open a database the daemon holds; it finds the daemon
+	// through this file instead (removed on shutdown).
+	addrFile := cfg.DB + ".addr"
+	if err := os.WriteFile(addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
+		log.Warn("cannot record the listen address", "file", addrFile, "err", err)
+	}
+	defer os.Remove(addrFile)
 	log.Info("pricewatch serving", "addr", base, "db", cfg.DB, "sources", len(p.Enabled()), "slack", slackMode(cfg))
 	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/metrics\n",
 		base, base, base, base, base, base)

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/httpapi"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeSlack is a loopback Slack Web API counting chat.postMessage calls.
+type fakeSlack struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (f *fakeSlack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/chat.postMessage" {
+		http.NotFound(w, r)
+		return
+	}
+	r.ParseForm()
+	// slack-go sends the bot token as a form field on chat.postMessage.
+	if r.PostForm.Get("token") != "xoxb-e2e" && r.Header.Get("Authorization") != "Bearer xoxb-e2e" {
+		w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+		return
+	}
+	f.mu.Lock()
+	f.texts = append(f.texts, r.PostForm.Get("text"))
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"ok":true,"channel":"C1","ts":"1.2"}`))
+}
+
+func (f *fakeSlack) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.texts)
+}
+
+func copyFixtures(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, fixtures.FS()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeConfig(t *testing.T, db, slackURL, schedule string) string {
+	t.Helper()
+	var src strings.Builder
+	for _, name := range fixtures.Sources() {
+		fmt.Fprintf(&src, "  %s:\n    schedule: %q\n    timeout: 2s\n", name, schedule)
+	}
+	cfg := fmt.Sprintf(`db: %s
+log_level: warn
+server:
+  addr: 127.0.0.1:0
+alerts:
+  min_change_pct: 3
+  watches:
+    - name: lora-ondemand
+      workload: lora-7b
+      modes: [ondemand]
+slack:
+  channel: "#gpu-prices"
+  api_url: %s
+sources:
+%s`, db, slackURL, src.String())
+	path := filepath.Join(t.TempDir(), "pricewatch.yml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type daemon struct {
+	cancel context.CancelFunc
+	done   chan error
+	out    *syncBuffer
+	errOut *syncBuffer
+	base   string
+}
+
+var servingRe = regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+
+func startServe(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
+	go func() { d.done <- Run(ctx, append([]string{"serve"}, args...), d.out, d.errOut) }()
+	waitFor(t, 10*time.Second, "the daemon to listen", func() bool {
+		if m := servingRe.FindStringSubmatch(d.out.String()); m != nil {
+			d.base = m[1]
+			return true
+		}
+		return false
+	})
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+func (d *daemon) stop(t *testing.T) {
+	if d.cancel == nil {
+		return
+	}
+	d.cancel()
+	d.cancel = nil
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("serve returned %v; stderr:\n%s", err, d.errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("serve did not stop within 30s")
+	}
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func getJSON(t *testing.T, u string, v any) int {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+	return res.StatusCode
+}
+
+func (d *daemon) sourcesOK(t *testing.T) bool {
+	var s struct{ Sources []httpapi.SourceStatus }
+	getJSON(t, d.base+"/v1/sources", &s)
+	for _, src := range s.Sources {
+		if src.Status != httpapi.StatusOK {
+			return false
+		}
+	}
+	return len(s.Sources) == len(fixtures.Sources())
+}
+
+func (d *daemon) runsSince(t *testing.T, after time.Time) bool {
+	var s struct{ Sources []httpapi.SourceStatus }
+	getJSON(t, d.base+"/v1/sources", &s)
+	for _, src := range s.Sources {
+		if src.LastRun == nil || !src.LastRun.After(after) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestServe_EndToEnd: serve --fixtures on a temp copy answers /v1/best; a
+// price edited in the copy makes a new best, which the next scheduled run
+// posts to a fake Slack Web API exactly once; a restart posts nothing more.
+func TestServe_EndToEnd(t *testing.T) {
+	dir := copyFixtures(t)
+	slack := &fakeSlack{}
+	slackSrv := httptest.NewServer(slack)
+	defer slackSrv.Close()
+	t.Setenv(config.EnvSlackToken, "xoxb-e2e")
+	cfg := writeConfig(t, filepath.Join(t.TempDir(), "pw.db"), slackSrv.URL, "@every 1s")
+
+	d := startServe(t, "--config", cfg, "--fixtures", dir)
+	waitFor(t, 15*time.Second, "the first scrape", func() bool { return d.sourcesOK(t) })
+
+	var best httpapi.BestResponse
+	if code := getJSON(t, d.base+"/v1/best?workload=lora-7b&mode=ondemand", &best); code != 200 || len(best.Cards) == 0 {
+		t.Fatalf("/v1/best: %d %+v", code, best)
+	}
+	if best.Cards[0].Card == "L40S" {
+		t.Fatalf("precondition: L40S must not be the best yet")
+	}
+	if slack.count() != 0 {
+		t.Fatalf("the baseline posted %d messages", slack.count())
+	}
+
+	file := filepath.Join(dir, "runpod", "graphql.json")
+	b, _ := os.ReadFile(file)
+	if bytes.Count(b, []byte(`"communityPrice": 0.79,`)) != 1 {
+		t.Fatal("fixture changed: L40S community price not found once")
+	}
+	if err := os.WriteFile(file, bytes.Replace(b, []byte(`"communityPrice": 0.79,`), []byte(`"communityPrice": 0.05,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the alert", func() bool { return slack.count() > 0 })
+	edited := time.Now()
+	waitFor(t, 15*time.Second, "two more runs", func() bool { return d.runsSince(t, edited.Add(time.Second)) })
+	if n := slack.count(); n != 1 {
+		t.Fatalf("posts = %d, want exactly 1: %q", n, slack.texts)
+	}
+	if !strings.Contains(slack.texts[0], "L40S") {
+		t.Errorf("alert text %q does not name the new best", slack.texts[0])
+	}
+	getJSON(t, d.base+"/v1/best?workload=lora-7b&mode=ondemand", &best)
+	if best.Cards[0].Card != "L40S" || best.Cards[0].Source != "runpod" {
+		t.Errorf("new best = %+v", best.Cards[0])
+	}
+	d.stop(t)
+
+	// Restart on the same database: runs happen, nothing is posted again.
+	d = startServe(t, "--config", cfg, "--fixtures", dir)
+	restarted := time.Now()
+	waitFor(t, 15*time.Second, "runs after the restart", func() bool { return d.runsSince(t, restarted.Add(time.Second)) })
+	if n := slack.count(); n != 1 {
+		t.Errorf("after restart posts = %d, want still 1", n)
+	}
+	d.stop(t)
+}
+
+func TestScrape_SummaryAndExitStatus(t *testing.T) {
+	dir := copyFixtures(t)
+	b, _ := os.ReadFile(filepath.Join(dir, "vast", "bundles.json"))
+	os.WriteFile(filepath.Join(dir, "vast", "bundles.json"), b[:len(b)/3], 0o644) // truncated JSON
+	db := filepath.Join(t.TempDir(), "pw.db")
+	var out, errOut bytes.Buffer
+	err := Run(t.Context(), []string{"scrape", "--db", db, "--fixtures", dir}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("one failing source must not fail the command: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(fixtures.Sources()) {
+		t.Fatalf("summary lines:\n%s", out.String())
+	}
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "vast"):
+			if !strings.Contains(l, "FAILED") || !strings.Contains(l, "decode JSON") {
+				t.Errorf("vast line %q", l)
+			}
+		case strings.HasPrefix(l, "runpod"):
+			if !strings.Contains(l, " ok ") || !strings.Contains(l, "149 offers") || !strings.Contains(l, "18 unknown GPUs") {
+				t.Errorf("runpod line %q", l)
+			}
+		case !strings.Contains(l, " ok "):
+			t.Errorf("line %q", l)
+		}
+	}
+
+	// Every source failing (an empty fixture folder) is a failed command.
+	out.Reset()
+	err = Run(t.Context(), []string{"scrape", "--db", filepath.Join(t.TempDir(), "x.db"), "--fixtures", t.TempDir()}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "every source failed") {
+		t.Errorf("err = %v; out:\n%s", err, out.String())
+	}
+	// Unknown source names are a usage error.
+	if err := Run(t.Context(), []string{"scrape", "--demo", "--db", db, "aws"}, &out, &errOut); err == nil {
+		t.Error("unknown source accepted")
+	}
+}
+
+func TestBest_StoreAndRunningDaemon(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "pw.db")
+	var out, errOut bytes.Buffer
+	if err := Run(t.Context(), []string{"scrape", "--demo", "--db", db}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "lora-7b", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var fromStore httpapi.BestResponse
+	if err := json.Unmarshal(out.Bytes(), &fromStore); err != nil || len(fromStore.Cards) == 0 {
+		t.Fatalf("best --json: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "lora-7b", "--currency", "CNY"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "COST/MTOK") || !strings.Contains(out.String(), fromStore.Cards[0].Card) {
+		t.Errorf("table:\n%s", out.String())
+	}
+	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "nope"}, &out, &errOut); err == nil {
+		t.Error("unknown workload accepted")
+	}
+
+	// A daemon holds the file: best says so, or asks the daemon.
+	cfg := writeConfig(t, db, "http://127.0.0.1:1", "@every 1h")
+	d := startServe(t, "--config", cfg, "--demo")
+	waitFor(t, 15*time.Second, "the first scrape", func() bool { return d.sourcesOK(t) })
+	start := time.Now()
+	err := Run(t.Context(), []string{"best", "--config", cfg, "--addr", "127.0.0.1:1", "--workload", "lora-7b"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "held by a running daemon") {
+		t.Errorf("locked db without a reachable daemon: %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Error("best hung on the lock")
+	}
+	out.Reset()
+	// Without --addr, best finds the daemon through the address it recorded.
+	if err := Run(t.Context(), []string{"best", "--config", cfg, "--workload", "lora-7b", "--json"}, &out, &errOut); err != nil {
+		t.Fatalf("asking the daemon: %v", err)
+	}
+	var fromDaemon, endpoint httpapi.BestResponse
+	json.Unmarshal(out.Bytes(), &fromDaemon)
+	getJSON(t, d.base+"/v1/best?workload=lora-7b", &endpoint)
+	a, _ := json.Marshal(fromDaemon)
+	b, _ := json.Marshal(endpoint)
+	if !bytes.Equal(a, b) || len(endpoint.Cards) == 0 {
+		t.Errorf("best via the daemon differs from the endpoint:\n%s\n%s", a, b)
+	}
+}
+
+func TestRun_Usage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	for _, args := range [][]string{nil, {"bogus"}, {"serve", "--demo", "--fixtures", "x"}, {"best", "--workload"}} {
+		if err := Run(t.Context(), args, &out, &errOut); err == nil {
+			t.Errorf("%q: want an error", args)
+		}
+	}
+	if err := Run(t.Context(), []string{"help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "serve") {
+		t.Errorf("help: %v", err)
+	}
+}

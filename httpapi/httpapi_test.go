@@ -1,0 +1,267 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+)
+
+type harness struct {
+	env *pipelinetest.Env
+	srv *httpapi.Server
+}
+
+func newHarness(t testing.TB, round bool) *harness {
+	t.Helper()
+	env := pipelinetest.New(t, nil, nil)
+	if round {
+		env.Round(t)
+	}
+	srv, err := httpapi.New(env.Pipeline, env.Registry, env.Registry, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{env: env, srv: srv}
+}
+
+func (h *harness) get(t testing.TB, target string) (int, []byte) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || !strings.HasPrefix(target, "/metrics") {
+		if !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: content-type %q", target, ct)
+		}
+	}
+	return rec.Code, rec.Body.Bytes()
+}
+
+func decode[T any](t testing.TB, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+func TestBest_Answers(t *testing.T) {
+	h := newHarness(t, true)
+	code, body := h.get(t, "/v1/best?workload=lora-7b")
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	r := decode[httpapi.BestResponse](t, body)
+	if r.Workload != "lora-7b" || r.Currency != "USD" || len(r.Modes) != 2 || r.GeneratedAt.IsZero() || len(r.Cards) < 10 {
+		t.Fatalf("response %+v", r)
+	}
+	seen := map[string]bool{}
+	for i, e := range r.Cards {
+		if seen[e.Card] {
+			t.Errorf("card %s listed twice", e.Card)
+		}
+		seen[e.Card] = true
+		if i > 0 && e.CostPerMillionTokens < r.Cards[i-1].CostPerMillionTokens {
+			t.Errorf("not sorted by cost at %d", i)
+		}
+		if e.Mode != pricewatch.ModeOnDemand && e.Mode != pricewatch.ModeSpot {
+			t.Errorf("%s: mode %s outside the default modes", e.Card, e.Mode)
+		}
+		want := e.PricePerGPUHour * 1e6 / (e.TokensPerSecond * 3600)
+		if math.Abs(e.CostPerMillionTokens-want) > 1e-4*want || e.Source == "" || e.Offer == "" || e.ThroughputOrigin == "" || e.ObservedAt.IsZero() || !e.Fits {
+			t.Errorf("entry %+v (want cost %.6f)", e, want)
+		}
+	}
+	// Raw JSON carries the documented field names.
+	var raw struct{ Cards []map[string]any }
+	json.Unmarshal(body, &raw)
+	for _, f := range []string{"card", "source", "offer", "region", "mode", "price_per_gpu_hour", "tokens_per_second",
+		"throughput_origin", "cost_per_million_tokens", "observed_at", "gpus", "fits"} {
+		if _, ok := raw.Cards[0][f]; !ok {
+			t.Errorf("field %q missing", f)
+		}
+	}
+	// full-ft-7b holds only on cards of 80 GB and more.
+	_, body = h.get(t, "/v1/best?workload=full-ft-7b")
+	for _, e := range decode[httpapi.BestResponse](t, body).Cards {
+		if strings.HasPrefix(e.Card, "RTX-4090") || e.Card == "A40" || e.Card == "L40S" || e.Card == "RTX-A6000" {
+			t.Errorf("full-ft-7b ranks %s, which cannot hold it", e.Card)
+		}
+	}
+}
+
+func TestBest_FiltersAndCurrency(t *testing.T) {
+	h := newHarness(t, true)
+	_, body := h.get(t, "/v1/best?workload=lora-7b&card=A100-80GB-SXM")
+	usd := decode[httpapi.BestResponse](t, body)
+	if len(usd.Cards) != 1 || usd.Cards[0].Card != "A100-80GB-SXM" {
+		t.Fatalf("card filter: %+v", usd.Cards)
+	}
+	_, body = h.get(t, "/v1/best?workload=lora-7b&card=A100-80GB-SXM&currency=cny")
+	cny := decode[httpapi.BestResponse](t, body)
+	rate := 6.8095 / 1.0163 // ECB fixture, 2022-07-08
+	if cny.Currency != "CNY" || len(cny.Cards) != 1 || cny.Cards[0].Key != usd.Cards[0].Key ||
+		math.Abs(cny.Cards[0].PricePerGPUHour-usd.Cards[0].PricePerGPUHour*rate) > 1e-4 ||
+		math.Abs(cny.Cards[0].CostPerMillionTokens-usd.Cards[0].CostPerMillionTokens*rate) > 1e-4 {
+		t.Errorf("CNY %+v vs USD %+v", cny.Cards, usd.Cards)
+	}
+	_, body = h.get(t, "/v1/best?workload=lora-7b&mode=reserved-3m,reserved-6m")
+	for _, e := range decode[httpapi.BestResponse](t, body).Cards {
+		if e.Mode != pricewatch.ModeReserved3M && e.Mode != pricewatch.ModeReserved6M || e.CommitmentHours == 0 {
+			t.Errorf("mode filter let %s through", e.Mode)
+		}
+	}
+}
+
+func TestAPI_BadRequests(t *testing.T) {
+	h := newHarness(t, true)
+	for _, c := range []struct {
+		name, target string
+		code         int
+		want         string
+	}{
+		{"MissingWorkload", "/v1/best", 400, "workload is required"},
+		{"UnknownWorkload", "/v1/best?workload=gpt-5", 400, `unknown workload "gpt-5"`},
+		{"UnknownCard", "/v1/best?workload=lora-7b&card=RTX-9090", 400, `unknown card "RTX-9090"`},
+		{"UnknownMode", "/v1/best?workload=lora-7b&mode=hourly", 400, `unknown mode "hourly"`},
+		{"EmptyModeInList", "/v1/best?workload=lora-7b&mode=spot,", 400, "unknown mode"},
+		{"UnknownCurrency", "/v1/best?workload=lora-7b&currency=JPY", 400, `unknown currency "JPY"`},
+		{"UnknownParameter", "/v1/best?workload=lora-7b&wrkload=x", 400, `unknown parameter "wrkload"`},
+		{"RepeatedParameter", "/v1/best?workload=lora-7b&workload=qlora-7b", 400, "given 2 times"},
+		{"BadEscape", "/v1/best?workload=%zz", 400, ""},
+		{"OffersBadLimit", "/v1/offers?limit=abc", 400, "limit must be an integer"},
+		{"OffersZeroLimit", "/v1/offers?limit=0", 400, "limit must be"},
+		{"OffersHugeLimit", "/v1/offers?limit=99999999999999999999", 400, "limit must be"},
+		{"OffersUnknownSource", "/v1/offers?source=aws", 400, `unknown source "aws"`},
+		{"OffersUnknownMode", "/v1/offers?mode=x", 400, "unknown mode"},
+		{"SourcesParameter", "/v1/sources?x=1", 400, "unknown parameter"},
+		{"NoSuchPath", "/v2/best", 404, "no such endpoint"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, body := h.get(t, c.target)
+			if code != c.code {
+				t.Fatalf("status %d, want %d: %s", code, c.code, body)
+			}
+			e := decode[map[string]string](t, body)
+			if e["error"] == "" || !strings.Contains(e["error"], c.want) {
+				t.Errorf("error %q, want it to contain %q", e["error"], c.want)
+			}
+		})
+	}
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/best?workload=lora-7b", strings.NewReader("{}")))
+	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Body.String(), `"error"`) || rec.Header().Get("Allow") != "GET" {
+		t.Errorf("POST: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestAPI_BeforeFirstScrape(t *testing.T) {
+	h := newHarness(t, false) // Init built a view from an empty store
+	code, body := h.get(t, "/v1/best?workload=lora-7b")
+	if code != http.StatusOK || len(decode[httpapi.BestResponse](t, body).Cards) != 0 {
+		t.Errorf("empty store: %d %s", code, body)
+	}
+	code, body = h.get(t, "/v1/best?workload=lora-7b&currency=CNY")
+	if code != http.StatusOK {
+		t.Errorf("no rates but no offers either: %d %s", code, body)
+	}
+	code, body = h.get(t, "/v1/sources")
+	for _, s := range decode[struct{ Sources []httpapi.SourceStatus }](t, body).Sources {
+		if s.Status != httpapi.StatusPending || s.LastRun != nil {
+			t.Errorf("%s before any run: %+v", s.Name, s)
+		}
+	}
+	_ = code
+}
+
+func TestOffers_Filters(t *testing.T) {
+	h := newHarness(t, true)
+	code, body := h.get(t, "/v1/offers?card=H100-80GB-SXM&limit=5")
+	r := decode[httpapi.OffersResponse](t, body)
+	if code != 200 || r.Count != 5 || len(r.Offers) != 5 || r.Total <= 5 {
+		t.Fatalf("%d %+v", code, r)
+	}
+	for i, o := range r.Offers {
+		if o.Card != "H100-80GB-SXM" || (i > 0 && o.PricePerGPUHour < r.Offers[i-1].PricePerGPUHour) {
+			t.Errorf("offer %d: %+v", i, o)
+		}
+	}
+	_, body = h.get(t, "/v1/offers?source=azure&mode=reserved-1y&limit=10000")
+	r = decode[httpapi.OffersResponse](t, body)
+	if r.Total != 16 || r.Count != 16 {
+		t.Errorf("azure reserved-1y: total %d count %d, want 16 (golden)", r.Total, r.Count)
+	}
+	for _, o := range r.Offers {
+		if o.Source != "azure" || o.Mode != pricewatch.ModeReserved1Y {
+			t.Errorf("filter leak: %s", o.Key)
+		}
+	}
+}
+
+func TestSources_Status(t *testing.T) {
+	h := newHarness(t, true)
+	_, body := h.get(t, "/v1/sources")
+	got := decode[struct{ Sources []httpapi.SourceStatus }](t, body).Sources
+	if len(got) != 5 {
+		t.Fatalf("sources: %+v", got)
+	}
+	for _, s := range got {
+		if s.Status != httpapi.StatusOK || s.LastSuccess == nil || s.LastRun == nil || s.Schedule == "" {
+			t.Errorf("%+v", s)
+		}
+		if s.Name == "vast" && (s.Offers != 1318 || s.UnknownGPUs["RTX A5000 (24 GB)"] == 0) {
+			t.Errorf("vast: offers %d unknown %v", s.Offers, s.UnknownGPUs)
+		}
+	}
+}
+
+func TestAPI_HealthAndMetrics(t *testing.T) {
+	h := newHarness(t, true)
+	code, body := h.get(t, "/healthz")
+	if code != 200 || decode[map[string]any](t, body)["status"] != "ok" {
+		t.Errorf("healthz %d %s", code, body)
+	}
+	h.get(t, "/v1/best?workload=lora-7b")
+	code, body = h.get(t, "/metrics")
+	for _, m := range []string{"pricewatch_scrape_runs_total", "pricewatch_source_up", "pricewatch_http_requests_total",
+		`pricewatch_source_offers{source="vast"} 1318`} {
+		if !strings.Contains(string(body), m) {
+			t.Errorf("metrics lack %s", m)
+		}
+	}
+	if code != 200 {
+		t.Errorf("metrics status %d", code)
+	}
+}
+
+// FuzzBest feeds arbitrary query strings: the answer is 200 or 400, never a
+// server error or a panic.
+func FuzzBest(f *testing.F) {
+	h := newHarness(f, true)
+	for _, s := range []string{"workload=lora-7b", "workload=serve-7b&currency=CNY&mode=spot", "workload=lora-7b&card=%00",
+		"mode=,,,", "workload=full-ft-7b&card=A100-80GB-SXM&mode=reserved-1y,reserved-3y", "workload=\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/v1/best", nil)
+		req.URL.RawQuery = q
+		h.srv.ServeHTTP(rec, req)
+		if rec.Code != 200 && rec.Code != 400 {
+			t.Fatalf("query %q: status %d %s", q, rec.Code, rec.Body)
+		}
+		body, _ := io.ReadAll(rec.Body)
+		if !json.Valid(body) {
+			t.Fatalf("query %q: invalid JSON %q", q, body)
+		}
+	})
+}
