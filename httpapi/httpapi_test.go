@@ -77,7 +77,7 @@ func TestBest_Answers(t *testing.T) {
 			t.Errorf("%s: mode %s outside the default modes", e.Card, e.Mode)
 		}
 		want := e.PricePerGPUHour * 1e6 / (e.TokensPerSecond * 3600)
-		if math.Abs(e.CostPerMillionTokens-want) > 1e-4*want || e.Source == "" || e.Offer == "" || e.ThroughputOrigin == "" || e.ObservedAt.IsZero() || !e.Fits {
+		if math.Abs(e.CostPerMillionTokens-want) > 1e-4*want || e.Source == "" || e.OfferID == "" || e.ThroughputOrigin == "" || e.ObservedAt.IsZero() || !e.Fits {
 			t.Errorf("entry %+v (want cost %.6f)", e, want)
 		}
 	}

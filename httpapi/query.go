@@ -23,35 +23,14 @@ type BestQuery struct {
 	Currency string
 }
 
-// BestEntry is one card's best offer in a /v1/best answer.
-type BestEntry struct {
-	Card                 string          `json:"card"`
-	Source               string          `json:"source"`
-	Provider             string          `json:"provider"`
-	Offer                string          `json:"offer"`
-	Key                  string          `json:"key"`
-	Region               string          `json:"region"`
-	Mode                 pricewatch.Mode `json:"mode"`
-	CommitmentHours      float64         `json:"commitment_hours,omitempty"`
-	GPUs                 int             `json:"gpus"`
-	Fits                 bool            `json:"fits"`
-	PricePerGPUHour      float64         `json:"price_per_gpu_hour"`
-	OfferCurrency        string          `json:"offer_currency"`
-	OfferPricePerGPUHour float64         `json:"offer_price_per_gpu_hour"`
-	TokensPerSecond      float64         `json:"tokens_per_second"`
-	ThroughputOrigin     rank.Origin     `json:"throughput_origin"`
-	CostPerMillionTokens float64         `json:"cost_per_million_tokens"`
-	Reliability          *float64        `json:"reliability,omitempty"`
-	ObservedAt           time.Time       `json:"observed_at"`
-}
-
 // BestResponse is the /v1/best answer (and `pricewatch best --json`).
 type BestResponse struct {
 	Workload    string            `json:"workload"`
 	Currency    string            `json:"currency"`
 	Modes       []pricewatch.Mode `json:"modes"`
 	GeneratedAt time.Time         `json:"generated_at"`
-	Cards       []BestEntry       `json:"cards"`
+	// Cards holds each card's best entry, prices and costs in Currency.
+	Cards []rank.Entry `json:"cards"`
 }
 
 func checkParams(q url.Values, allowed ...string) error {
@@ -107,20 +86,17 @@ func workloadNames(snap *rank.Snapshot) string {
 
 // Best answers a validated query from the snapshot.
 func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
-	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, GeneratedAt: snap.GeneratedAt, Cards: []BestEntry{}}
+	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, GeneratedAt: snap.GeneratedAt, Cards: []rank.Entry{}}
 	for _, e := range snap.Best(q.Workload, q.Modes, q.Card) {
 		price, err := snap.Rates.Convert(e.PricePerGPUHour, snap.Base, q.Currency)
 		if err != nil {
 			return nil, pricewatch.Errorf(pricewatch.EUnavailable, "cannot price in %s: %v", q.Currency, err)
 		}
-		resp.Cards = append(resp.Cards, BestEntry{
-			Card: e.Card, Source: e.Source, Provider: e.Provider, Offer: e.OfferID, Key: e.Key, Region: e.Region,
-			Mode: e.Mode, CommitmentHours: e.CommitmentHours, GPUs: e.GPUs, Fits: e.Fits,
-			PricePerGPUHour: round(price, 6), OfferCurrency: e.OfferCurrency, OfferPricePerGPUHour: e.OfferPricePerGPUHour,
-			TokensPerSecond: round(e.TokensPerSecond, 1), ThroughputOrigin: e.ThroughputOrigin,
-			CostPerMillionTokens: round(rank.CostPerMillionTokens(price, e.TokensPerSecond), 6),
-			Reliability:          e.Reliability, ObservedAt: e.ObservedAt,
-		})
+		// e is a copy: the snapshot's entries stay in the base currency.
+		e.CostPerMillionTokens = round(rank.CostPerMillionTokens(price, e.TokensPerSecond), 6)
+		e.PricePerGPUHour = round(price, 6)
+		e.TokensPerSecond = round(e.TokensPerSecond, 1)
+		resp.Cards = append(resp.Cards, e)
 	}
 	return resp, nil
 }

@@ -143,13 +143,19 @@ func (p *Pipeline) Init() error {
 func (p *Pipeline) Rebuild() error {
 	p.refresh.Lock()
 	defer p.refresh.Unlock()
+	_, err := p.swap()
+	return err
+}
+
+// swap builds a view and swaps it in; the caller holds p.refresh.
+func (p *Pipeline) swap() (*View, error) {
 	v, err := p.BuildView()
 	if err != nil {
-		return fmt.Errorf("build ranking: %w", err)
+		return nil, fmt.Errorf("build ranking: %w", err)
 	}
 	p.view.Store(v)
 	p.metrics.setHealth(v.Health, p.Enabled())
-	return nil
+	return v, nil
 }
 
 // Catalog is the card catalog the pipeline normalizes with.
@@ -349,12 +355,10 @@ func (p *Pipeline) BuildView() (*View, error) {
 func (p *Pipeline) Refresh(ctx context.Context) error {
 	p.refresh.Lock()
 	defer p.refresh.Unlock()
-	v, err := p.BuildView()
+	v, err := p.swap()
 	if err != nil {
-		return fmt.Errorf("build ranking: %w", err)
+		return err
 	}
-	p.view.Store(v)
-	p.metrics.setHealth(v.Health, p.Enabled())
 	if err := p.alerts.Evaluate(ctx, v.Snapshot); err != nil {
 		return fmt.Errorf("alerts: %w", err)
 	}

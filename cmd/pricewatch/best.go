@@ -141,7 +141,7 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 			region = "-"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%.4f\t%.0f\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, e.CostPerMillionTokens,
-			e.PricePerGPUHour, e.TokensPerSecond, e.ThroughputOrigin, e.Mode, e.Source, region, e.Offer)
+			e.PricePerGPUHour, e.TokensPerSecond, e.ThroughputOrigin, e.Mode, e.Source, region, e.OfferID)
 	}
 	tw.Flush()
 	if len(r.Cards) == 0 {

@@ -10,9 +10,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
@@ -107,4 +110,50 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// session is what serve and scrape share: the fixture server (--demo,
+// --fixtures), the open store and an initialized pipeline.
+type session struct {
+	fx    *fixtures.Server
+	store *store.Store
+	pipe  *pipeline.Pipeline
+}
+
+// open starts the fixture server if asked, validates the config, opens the
+// store and builds the pipeline. Close releases them, the store last.
+func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*session, error) {
+	s := &session{}
+	var err error
+	if s.fx, err = c.startFixtures(cfg, log); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*session, error) {
+		s.Close()
+		return nil, err
+	}
+	if err := validate(cfg); err != nil {
+		return fail(err)
+	}
+	if s.store, err = openStore(cfg.DB, false); err != nil {
+		return fail(err)
+	}
+	s.pipe, err = pipeline.New(cfg, s.store, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: reg})
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.pipe.Init(); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// Close closes the store and stops the fixture server.
+func (s *session) Close() {
+	if s.store != nil {
+		s.store.Close()
+	}
+	if s.fx != nil {
+		s.fx.Close()
+	}
 }

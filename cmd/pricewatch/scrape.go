@@ -30,35 +30,18 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *verbose {
 		level = cfg.LogLevel
 	}
-	log := newLogger(stderr, level)
-	fx, err := c.startFixtures(cfg, log)
-	if err != nil {
-		return err
-	}
-	if fx != nil {
-		defer fx.Close()
-	}
-	if err := validate(cfg); err != nil {
-		return err
-	}
 	names := fs.Args()
 	for _, n := range names {
 		if _, ok := cfg.Sources[n]; !ok {
 			return usageError{fmt.Sprintf("unknown source %q (known: %s)", n, strings.Join(cfg.SourceNames(), ", "))}
 		}
 	}
-	st, err := openStore(cfg.DB, false)
+	sess, err := c.open(cfg, newLogger(stderr, level), prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	p, err := pipeline.New(cfg, st, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: prometheus.NewRegistry()})
-	if err != nil {
-		return err
-	}
-	if err := p.Init(); err != nil {
-		return err
-	}
+	defer sess.Close()
+	p := sess.pipe
 	sums := p.RunAll(ctx, names)
 	failed := 0
 	for _, s := range sums {

@@ -17,7 +17,6 @@ import (
 	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/httpapi"
-	"github.com/pricewatch/pricewatch/pipeline"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -40,32 +39,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Server.Addr = *addr
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	fx, err := c.startFixtures(cfg, log)
-	if err != nil {
-		return err
-	}
-	if fx != nil {
-		defer fx.Close()
-	}
-	if err := validate(cfg); err != nil {
-		return err
-	}
-	st, err := openStore(cfg.DB, false)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	sess, err := c.open(cfg, log, reg)
 	if err != nil {
 		return err
 	}
 	// The database closes last, after cron and the HTTP server stopped.
-	defer st.Close()
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	p, err := pipeline.New(cfg, st, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: reg})
-	if err != nil {
-		return err
-	}
-	if err := p.Init(); err != nil {
-		return err
-	}
+	defer sess.Close()
+	p := sess.pipe
 	api, err := httpapi.New(p, reg, reg, log.With("component", "http"))
 	if err != nil {
 		return err
