@@ -137,7 +137,10 @@ type Observation struct {
 	Mode        Mode      `json:"mode"`
 	// Reliability is the marketplace's 0–1 score where it gives one.
 	Reliability *float64 `json:"reliability,omitempty"`
-	URL         string   `json:"url,omitempty"`
+	// ReclaimRisk is the source's interruption band for spot capacity
+	// (e.g. AWS Spot Advisor "<5%"), where it publishes one.
+	ReclaimRisk string `json:"reclaim_risk,omitempty"`
+	URL         string `json:"url,omitempty"`
 }
 
 // Offer is a normalized observation: a canonical card, a price per GPU-hour
@@ -161,6 +164,7 @@ type Offer struct {
 	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
 	Currency        string   `json:"currency"`
 	Reliability     *float64 `json:"reliability,omitempty"`
+	ReclaimRisk     string   `json:"reclaim_risk,omitempty"`
 	URL             string   `json:"url,omitempty"`
 	// FirstSeen is when the offer first appeared; ObservedAt when the
 	// current price was last confirmed by a successful run.

@@ -430,13 +430,17 @@ func (c *Config) SourceNames() []string {
 	return names
 }
 
-// PointAt rewrites every source's URL to a fixture server (demo and
-// --fixtures) and drops the politeness delay, which loopback does not need.
-func (c *Config) PointAt(urls map[string]string) {
+// PointAt rewrites the URL of every source named in urls to a fixture
+// server at base (demo and --fixtures), with its extra endpoints if it has
+// any, and drops the politeness delay, which loopback does not need.
+func (c *Config) PointAt(base string, urls map[string]string) {
 	for name, src := range c.Sources {
 		if u, ok := urls[name]; ok {
 			src.Settings.URL = u
 			src.Settings.Delay = 0
+			if rb, ok := src.Scraper.(scrapers.Rebaser); ok {
+				rb.Rebase(base)
+			}
 			c.Sources[name] = src
 		}
 	}

@@ -564,7 +564,7 @@ func ptr(s string) *string { return &s }
 func TestConfig_PointAt(t *testing.T) {
 	c := config.Default()
 	def := config.Default()
-	c.PointAt(map[string]string{
+	c.PointAt("http://127.0.0.1:1", map[string]string{
 		"azure":     "http://127.0.0.1:1/azure",
 		"vast":      "http://127.0.0.1:1/vast",
 		"coreweave": "http://127.0.0.1:1/none",

@@ -27,6 +27,8 @@ type Backend interface {
 	View() *pipeline.View
 	Config() *config.Config
 	NextRun(source string) time.Time
+	// Disabled maps enabled sources that cannot run to the reason.
+	Disabled() map[string]string
 }
 
 // Server is the HTTP API.

@@ -148,9 +148,16 @@ func modesKey(ms []pricewatch.Mode) string {
 
 // OffersResponse is the /v1/offers answer.
 type OffersResponse struct {
-	Total  int                `json:"total"`
-	Count  int                `json:"count"`
-	Offers []pricewatch.Offer `json:"offers"`
+	Total  int           `json:"total"`
+	Count  int           `json:"count"`
+	Offers []OfferStatus `json:"offers"`
+}
+
+// OfferStatus is a current offer and whether it is past its source's stale
+// limit (such offers stay listed but leave rankings).
+type OfferStatus struct {
+	pricewatch.Offer
+	Stale bool `json:"stale"`
 }
 
 func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
@@ -199,12 +206,13 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		}
 		return match[i].Key < match[j].Key
 	})
-	resp := OffersResponse{Total: len(match), Offers: match}
+	total := len(match)
 	if len(match) > limit {
-		resp.Offers = match[:limit]
+		match = match[:limit]
 	}
-	if resp.Offers == nil {
-		resp.Offers = []pricewatch.Offer{}
+	resp := OffersResponse{Total: total, Offers: make([]OfferStatus, len(match))}
+	for i, o := range match {
+		resp.Offers[i] = OfferStatus{Offer: o, Stale: rank.Stale(o, v.Snapshot.GeneratedAt, v.Snapshot.StaleAfter)}
 	}
 	resp.Count = len(resp.Offers)
 	writeJSON(w, http.StatusOK, resp)

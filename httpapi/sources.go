@@ -23,6 +23,7 @@ type SourceStatus struct {
 	Name                string         `json:"name"`
 	Description         string         `json:"description,omitempty"`
 	Status              string         `json:"status"`
+	Reason              string         `json:"reason,omitempty"`
 	Schedule            string         `json:"schedule,omitempty"`
 	LastRun             *time.Time     `json:"last_run"`
 	LastSuccess         *time.Time     `json:"last_success"`
@@ -35,7 +36,8 @@ type SourceStatus struct {
 }
 
 // SourceStatuses describes every configured source's health at now.
-func SourceStatuses(cfg *config.Config, health map[string]store.Health, now time.Time, next func(string) time.Time) []SourceStatus {
+// disabled maps sources that are enabled but cannot run to the reason.
+func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled map[string]string, now time.Time, next func(string) time.Time) []SourceStatus {
 	var out []SourceStatus
 	for _, name := range cfg.SourceNames() {
 		src := cfg.Sources[name]
@@ -51,9 +53,12 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, now time
 			st.Offers = h.Offers
 			st.UnknownGPUs = h.Unknown
 		}
+		reason, off := disabled[name]
 		switch {
 		case !src.Settings.Enabled:
-			st.Status = StatusDisabled
+			st.Status, st.Reason = StatusDisabled, "disabled in config"
+		case off:
+			st.Status, st.Reason = StatusDisabled, reason
 		case !ran:
 			st.Status = StatusPending
 		case !h.LastOK:
@@ -63,7 +68,7 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, now time
 		default:
 			st.Status = StatusOK
 		}
-		if src.Settings.Enabled && next != nil {
+		if st.Status != StatusDisabled && next != nil {
 			st.NextRun = timePtr(next(name))
 		}
 		out = append(out, st)
@@ -87,7 +92,7 @@ func (s *Server) sources(w http.ResponseWriter, r *http.Request) error {
 		health = v.Health
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"sources": SourceStatuses(s.backend.Config(), health, time.Now().UTC(), s.backend.NextRun),
+		"sources": SourceStatuses(s.backend.Config(), health, s.backend.Disabled(), time.Now().UTC(), s.backend.NextRun),
 	})
 	return nil
 }

@@ -24,8 +24,8 @@ func TestSourceStatuses(t *testing.T) {
 		"azure": {LastRun: now.Add(-16 * time.Hour), LastOK: true, LastSuccess: now.Add(-16 * time.Hour)},
 	}
 	next := func(string) time.Time { return now.Add(time.Hour) }
-	want := map[string]string{"runpod": "ok", "vast": "failing", "azure": "stale", "lambda": "disabled", "ecb": "pending"}
-	got := httpapi.SourceStatuses(cfg, health, now, next)
+	want := map[string]string{"runpod": "ok", "vast": "failing", "azure": "stale", "lambda": "disabled", "ecb": "disabled"}
+	got := httpapi.SourceStatuses(cfg, health, map[string]string{"ecb": "needs a key (test)"}, now, next)
 	if len(got) != len(want) {
 		t.Fatalf("got %d sources", len(got))
 	}
@@ -38,9 +38,9 @@ func TestSourceStatuses(t *testing.T) {
 			if s.LastError != "vast: HTTP 500" || s.ConsecutiveFailures != 2 || s.Offers != 1318 || !s.LastSuccess.Equal(now.Add(-20*time.Minute)) {
 				t.Errorf("vast: %+v", s)
 			}
-		case "lambda":
-			if s.NextRun != nil {
-				t.Error("a disabled source has no next run")
+		case "lambda", "ecb":
+			if s.NextRun != nil || s.Reason == "" {
+				t.Errorf("%s: a disabled source has a reason and no next run: %+v", s.Name, s)
 			}
 		case "runpod":
 			if s.NextRun == nil || !s.NextRun.Equal(now.Add(time.Hour)) {

@@ -137,6 +137,7 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		PricePerGPUHour: p,
 		Currency:        cur,
 		Reliability:     o.Reliability,
+		ReclaimRisk:     o.ReclaimRisk,
 		URL:             o.URL,
 		FirstSeen:       at,
 		ObservedAt:      at,

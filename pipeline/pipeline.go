@@ -44,6 +44,12 @@ type Pipeline struct {
 	metrics   *metrics
 	now       func() time.Time
 
+	getenv     func(string) string
+	onProgress func(scrapers.Progress)
+	// disabled holds enabled sources that cannot run as configured (a key
+	// is missing), with the reason; they are not scheduled.
+	disabled map[string]string
+
 	view    atomic.Pointer[View]
 	refresh sync.Mutex
 
@@ -58,6 +64,10 @@ type Options struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 	Now      func() time.Time
+	// Getenv reads the sources' keys and tokens (nil: the environment).
+	Getenv func(string) string
+	// OnProgress receives byte and offer counts while sources run.
+	OnProgress func(scrapers.Progress)
 }
 
 // New builds a pipeline over an open store. It writes nothing: Init does.
@@ -73,7 +83,19 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(), workloads: rank.BuiltinWorkloads(),
-		log: opt.Logger, now: opt.Now,
+		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress,
+		disabled: map[string]string{},
+	}
+	for _, name := range cfg.SourceNames() {
+		src := cfg.Sources[name]
+		if ch, ok := src.Scraper.(scrapers.Checker); ok && src.Settings.Enabled {
+			var d *scrapers.Disabled
+			if err := ch.Check(p.env(name)); errors.As(err, &d) {
+				p.disabled[name] = d.Reason
+			} else if err != nil {
+				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+		}
 	}
 	m, err := newMetrics(opt.Registry)
 	if err != nil {
@@ -177,7 +199,9 @@ type Summary struct {
 	Changes int
 	Unknown map[string]int
 	// Rates is set by rate sources (the ECB).
-	Rates    *pricewatch.Rates
+	Rates *pricewatch.Rates
+	// Disabled is the reason a source did not run (a missing key).
+	Disabled string
 	Duration time.Duration
 	Err      error
 }
@@ -189,8 +213,11 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	if !ok {
 		return Summary{Source: name, Err: fmt.Errorf("unknown source %q", name)}
 	}
+	if reason, off := p.disabled[name]; off {
+		return Summary{Source: name, Disabled: reason}
+	}
 	log := p.log.With("source", name)
-	env := &scrapers.Env{Name: name, Settings: src.Settings, UserAgent: p.cfg.UserAgent}
+	env := p.env(name)
 	start := p.now()
 	res, err := safeScrape(ctx, src.Scraper, env)
 	run := pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}
@@ -222,6 +249,15 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	}
 	return sum
 }
+
+func (p *Pipeline) env(name string) *scrapers.Env {
+	return &scrapers.Env{Name: name, Settings: p.cfg.Sources[name].Settings, UserAgent: p.cfg.UserAgent,
+		Getenv: p.getenv, OnProgress: p.onProgress}
+}
+
+// Disabled maps sources that are enabled in config but cannot run (a key
+// or token is missing) to the reason.
+func (p *Pipeline) Disabled() map[string]string { return p.disabled }
 
 // safeScrape turns a scraper panic into an error: one broken parser must not
 // take the daemon down.
@@ -301,11 +337,12 @@ func (p *Pipeline) RunAll(ctx context.Context, names []string) []Summary {
 	return out
 }
 
-// Enabled lists the enabled sources, sorted.
+// Enabled lists the sources that run: enabled in config and not disabled
+// for want of a key, sorted.
 func (p *Pipeline) Enabled() []string {
 	var out []string
 	for _, n := range p.cfg.SourceNames() {
-		if p.cfg.Sources[n].Settings.Enabled {
+		if _, off := p.disabled[n]; p.cfg.Sources[n].Settings.Enabled && !off {
 			out = append(out, n)
 		}
 	}
@@ -335,7 +372,7 @@ func (p *Pipeline) BuildView() (*View, error) {
 	var live []pricewatch.Offer
 	for _, o := range offers {
 		src, ok := p.cfg.Sources[o.Source]
-		if !ok || !src.Settings.Enabled {
+		if _, off := p.disabled[o.Source]; !ok || !src.Settings.Enabled || off {
 			continue // a disabled source's offers leave the ranking at once
 		}
 		stale[o.Source] = src.Settings.StaleAfter

@@ -45,6 +45,7 @@ type Entry struct {
 	ThroughputOrigin     Origin          `json:"throughput_origin"`
 	CostPerMillionTokens float64         `json:"cost_per_million_tokens"`
 	Reliability          *float64        `json:"reliability,omitempty"`
+	ReclaimRisk          string          `json:"reclaim_risk,omitempty"`
 	ObservedAt           time.Time       `json:"observed_at"`
 }
 
@@ -58,29 +59,35 @@ type Snapshot struct {
 	Base        string
 	Rates       *pricewatch.Rates
 	Offers      []pricewatch.Offer
-	workloads   map[string]Workload
-	entries     map[string][]Entry // per workload, sorted by cost then tie-breaks
-	excluded    map[string]Exclusions
-	memo        sync.Map
+	// StaleAfter are the freshness limits the snapshot was judged with.
+	StaleAfter map[string]time.Duration
+	workloads  map[string]Workload
+	entries    map[string][]Entry // per workload, sorted by cost then tie-breaks
+	excluded   map[string]Exclusions
+	memo       sync.Map
 }
 
 // Build ranks offers for each workload. Profiles give tokens/s per card and
 // workload (a measured one wins over published, published over estimated).
 func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options) *Snapshot {
 	s := &Snapshot{
-		GeneratedAt: opt.Now, Base: strings.ToUpper(opt.Base), Rates: opt.Rates, Offers: offers,
+		GeneratedAt: opt.Now, Base: strings.ToUpper(opt.Base), Rates: opt.Rates, Offers: offers, StaleAfter: opt.StaleAfter,
 		workloads: map[string]Workload{}, entries: map[string][]Entry{}, excluded: map[string]Exclusions{},
 	}
 	if s.Base == "" {
 		s.Base = "USD"
 	}
 	best := bestProfiles(profiles)
+	direct := directProviders(offers)
 	for _, w := range workloads {
 		s.workloads[w.Name] = w
 		ex := Exclusions{}
 		list := make([]Entry, 0, len(offers))
 		for _, o := range offers {
 			e, why := s.entry(o, w, best, cat, opt)
+			if why == "" && o.Source != o.Provider && direct[o.Provider] {
+				why = WhyDuplicate
+			}
 			if why != "" {
 				ex[why]++
 				continue
@@ -103,7 +110,27 @@ const (
 	WhyNoRate      = "no exchange rate"
 	WhyNoProfile   = "no throughput profile"
 	WhyNoFit       = "does not fit one GPU"
+	WhyDuplicate   = "seen directly from the provider"
 )
+
+// directProviders are the providers some source scrapes directly: an
+// aggregated feed's offers for them (a catalog listing RunPod) would count
+// the same machines twice.
+func directProviders(offers []pricewatch.Offer) map[string]bool {
+	m := map[string]bool{}
+	for _, o := range offers {
+		if o.Source == o.Provider {
+			m[o.Provider] = true
+		}
+	}
+	return m
+}
+
+// Stale reports whether an offer is past its source's freshness limit.
+func Stale(o pricewatch.Offer, now time.Time, staleAfter map[string]time.Duration) bool {
+	lim, ok := staleAfter[o.Source]
+	return ok && lim > 0 && now.Sub(o.ObservedAt) > lim
+}
 
 func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Profile, cat *normalize.Catalog, opt Options) (Entry, string) {
 	if o.Card == "" {
@@ -119,7 +146,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 	if o.Reliability != nil && *o.Reliability < opt.ReliabilityFloor {
 		return Entry{}, WhyReliability
 	}
-	if lim, ok := opt.StaleAfter[o.Source]; ok && lim > 0 && opt.Now.Sub(o.ObservedAt) > lim {
+	if Stale(o, opt.Now, opt.StaleAfter) {
 		return Entry{}, WhyStale
 	}
 	price, err := opt.Rates.Convert(o.PricePerGPUHour, o.Currency, s.Base)
@@ -139,7 +166,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 		PricePerGPUHour: price, OfferCurrency: o.Currency, OfferPricePerGPUHour: o.PricePerGPUHour,
 		TokensPerSecond: p.TokensPerSecond, ThroughputOrigin: p.Origin,
 		CostPerMillionTokens: CostPerMillionTokens(price, p.TokensPerSecond),
-		Reliability:          o.Reliability, ObservedAt: o.ObservedAt,
+		Reliability:          o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
 	}, ""
 }
 

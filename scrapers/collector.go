@@ -6,11 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocolly/colly/v2"
@@ -19,51 +24,101 @@ import (
 // DefaultUserAgent identifies pricewatch honestly, with a contact URL.
 const DefaultUserAgent = "pricewatch/0.1 (+https://github.com/pricewatch/pricewatch; GPU price watcher)"
 
+// Defaults for the retry policy: a few attempts with exponential backoff on
+// 5xx and timeouts, Retry-After honoured on 429 up to a bound, and a budget
+// of retries per run so that a dead source cannot hold a run for long.
+const (
+	DefaultRetries      = 2
+	DefaultRetryBackoff = 2 * time.Second
+	MaxRetryAfter       = 60 * time.Second
+	RetryBudgetPerRun   = 8
+)
+
+// Progress is a snapshot of a run: bytes received so far and offers parsed
+// so far (streaming scrapers report offers as they go).
+type Progress struct {
+	Source string
+	Bytes  int64
+	Offers int
+}
+
 // Env is what a scraper gets for one run: its source's settings and the
-// means to build a polite collector.
+// means to build a polite collector and to fetch with retries.
 type Env struct {
 	Name      string
 	Settings  Settings
 	UserAgent string
+	// Getenv reads secrets (API keys, tokens); nil means os.Getenv. Tests
+	// inject their own instead of touching the process environment.
+	Getenv func(string) string
+	// OnProgress, if set, is called as bytes arrive and offers parse.
+	OnProgress func(Progress)
+
+	bytes   atomic.Int64
+	offers  atomic.Int64
+	retries atomic.Int32
 }
 
 // URL is the source's configured endpoint.
 func (e *Env) URL() string { return e.Settings.URL }
 
+// Secret returns an environment value (a key or token) by name.
+func (e *Env) Secret(name string) string {
+	if e.Getenv != nil {
+		return strings.TrimSpace(e.Getenv(name))
+	}
+	return strings.TrimSpace(os.Getenv(name))
+}
+
+// AddOffers reports offers parsed so far (for progress display).
+func (e *Env) AddOffers(n int) {
+	e.offers.Add(int64(n))
+	e.report()
+}
+
+// BytesRead is how many response bytes the run has received.
+func (e *Env) BytesRead() int64 { return e.bytes.Load() }
+
+func (e *Env) report() {
+	if e.OnProgress != nil {
+		e.OnProgress(Progress{Source: e.Name, Bytes: e.bytes.Load(), Offers: int(e.offers.Load())})
+	}
+}
+
 // NewCollector builds a fresh collector for this run: honest user agent,
 // robots.txt respected, one rate limit per domain, a request timeout, a
-// body cap and the run's context for cancellation. COLLY_* environment
-// variables are not honoured: config is the only source of settings.
-func (e *Env) NewCollector(ctx context.Context) (*colly.Collector, error) {
-	u, err := url.Parse(e.Settings.URL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("source %s: bad url %q", e.Name, e.Settings.URL)
+// body cap and the run's context for cancellation. Hosts of extraURLs are
+// allowed besides the source URL's. COLLY_* environment variables are not
+// honoured: config is the only source of settings.
+func (e *Env) NewCollector(ctx context.Context, extraURLs ...string) (*colly.Collector, error) {
+	var hosts []string
+	for _, raw := range append([]string{e.Settings.URL}, extraURLs...) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("source %s: bad url %q", e.Name, raw)
+		}
+		hosts = append(hosts, u.Hostname())
 	}
 	ua := e.UserAgent
 	if ua == "" {
 		ua = DefaultUserAgent
 	}
-	c := colly.NewCollector(
-		colly.UserAgent(ua),
-		colly.AllowedDomains(u.Hostname()),
-		colly.StdlibContext(ctx),
-		colly.MaxBodySize(e.maxBody()),
-		colly.AllowURLRevisit(),
-	)
-	// NewCollector applies COLLY_* env last; undo what matters for honesty.
+	c := colly.NewCollector(colly.StdlibContext(ctx), colly.AllowURLRevisit())
+	// NewCollector applies COLLY_* env last; set what matters after it.
 	c.UserAgent = ua
 	c.IgnoreRobotsTxt = false
-	c.AllowedDomains = []string{u.Hostname()}
+	c.AllowedDomains = hosts
 	c.MaxBodySize = e.maxBody()
 	c.CacheDir = ""
-	timeout := e.Settings.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+	c.SetRequestTimeout(e.timeout())
+	c.WithTransport(&transport{base: http.DefaultTransport, env: e})
+	par := e.Settings.Parallelism
+	if par <= 0 {
+		par = 1
 	}
-	c.SetRequestTimeout(timeout)
 	if err := c.Limit(&colly.LimitRule{
 		DomainGlob:  "*",
-		Parallelism: 1,
+		Parallelism: par,
 		Delay:       e.Settings.Delay,
 		RandomDelay: e.Settings.Delay / 2,
 	}); err != nil {
@@ -71,9 +126,16 @@ func (e *Env) NewCollector(ctx context.Context) (*colly.Collector, error) {
 	}
 	c.OnResponse(func(r *colly.Response) { r.Ctx.Put(ctxResponse, r) })
 	c.OnError(func(r *colly.Response, err error) {
-		r.Ctx.Put(ctxError, classify(r, err, timeout))
+		r.Ctx.Put(ctxError, classify(r, err, e.timeout()))
 	})
 	return c, nil
+}
+
+func (e *Env) timeout() time.Duration {
+	if e.Settings.Timeout > 0 {
+		return e.Settings.Timeout
+	}
+	return 30 * time.Second
 }
 
 func (e *Env) maxBody() int {
@@ -87,6 +149,9 @@ func (e *Env) maxBody() int {
 const (
 	ctxResponse = "pricewatch.response"
 	ctxError    = "pricewatch.error"
+	// streamHeader marks a request whose body a consumer streams; the
+	// transport strips it before the request leaves.
+	streamHeader = "X-Pricewatch-Stream"
 )
 
 // Request is one HTTP request of a run.
@@ -118,9 +183,134 @@ func (e *HTTPError) Error() string {
 // ErrTooLarge means the body reached the configured cap and was cut.
 var ErrTooLarge = errors.New("response body reached the size cap")
 
-// Fetch performs one request on c and returns the response, or an error
-// naming what went wrong (status, timeout, robots.txt, size cap).
-func Fetch(c *colly.Collector, r Request) (*colly.Response, error) {
+// TimeoutError is a request that ran out of time.
+type TimeoutError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("request timed out after %s: %v", e.After, e.Err)
+}
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Fetch performs one request on c, retrying 5xx answers, timeouts and
+// network errors with exponential backoff and 429 answers after their
+// Retry-After (bounded), within the run's retry budget. It returns the
+// response or an error naming the cause (status, timeout, robots.txt, size
+// cap) and how many attempts were made.
+func (e *Env) Fetch(ctx context.Context, c *colly.Collector, r Request) (*colly.Response, error) {
+	var resp *colly.Response
+	err := e.retry(ctx, func() error {
+		var err error
+		resp, err = fetchOnce(c, r)
+		return err
+	})
+	return resp, err
+}
+
+// Stream performs a request whose body is handed to consume as it arrives,
+// never held in memory whole: for offer files of hundreds of MB. The
+// request goes through the collector (robots.txt, rate limit, user agent,
+// context); the body bypasses colly's buffer. consume runs at most once
+// with a successful (2xx) body; it is not retried once it has started.
+func (e *Env) Stream(ctx context.Context, c *colly.Collector, r Request, consume func(io.Reader) error) error {
+	id := streamIDs.Add(1)
+	s := &stream{consume: consume}
+	streams.Store(id, s)
+	defer streams.Delete(id)
+	hdr := http.Header{}
+	for k, v := range r.Header {
+		hdr[k] = v
+	}
+	hdr.Set(streamHeader, strconv.FormatUint(id, 10))
+	r.Header = hdr
+	return e.retry(ctx, func() error {
+		_, err := fetchOnce(c, r)
+		if s.started.Load() {
+			// The consumer saw (part of) a body: its verdict is final.
+			return permanent{firstErr(s.err, err)}
+		}
+		return err
+	})
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// permanent wraps an error that must not be retried.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+func (e *Env) retry(ctx context.Context, attempt func() error) error {
+	retries := e.Settings.Retries
+	if retries < 0 {
+		retries = 0
+	}
+	backoff := e.Settings.RetryBackoff
+	if backoff <= 0 {
+		backoff = DefaultRetryBackoff
+	}
+	var err error
+	for i := 0; ; i++ {
+		err = attempt()
+		var p permanent
+		if errors.As(err, &p) {
+			return p.err
+		}
+		if err == nil || !retryable(err) || i >= retries || ctx.Err() != nil {
+			break
+		}
+		wait := backoff << i
+		wait += time.Duration(rand.Int64N(int64(wait)/4 + 1))
+		var he *HTTPError
+		if errors.As(err, &he) && he.Status == http.StatusTooManyRequests && he.RetryAfter > 0 {
+			if he.RetryAfter > MaxRetryAfter {
+				// Waiting that long inside a run holds it up; the next
+				// scheduled run asks again.
+				return err
+			}
+			wait = he.RetryAfter
+		}
+		if e.retries.Add(1) > RetryBudgetPerRun {
+			return fmt.Errorf("%w (retry budget of the run spent)", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (cancelled while waiting to retry)", err)
+		case <-time.After(wait):
+		}
+	}
+	if err != nil && e.retries.Load() > 0 && retryable(err) {
+		return fmt.Errorf("%w (after retries)", err)
+	}
+	return err
+}
+
+// retryable: 5xx, 429, timeouts and network errors are worth another try;
+// 4xx, robots.txt, bad bodies are not.
+func retryable(err error) bool {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Status >= 500 || he.Status == http.StatusTooManyRequests
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+func fetchOnce(c *colly.Collector, r Request) (*colly.Response, error) {
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet
@@ -133,13 +323,9 @@ func Fetch(c *colly.Collector, r Request) (*colly.Response, error) {
 		hdr.Set("User-Agent", c.UserAgent)
 	}
 	ctx := colly.NewContext()
-	var body *bytes.Reader
-	if r.Body != nil {
-		body = bytes.NewReader(r.Body)
-	}
 	var err error
-	if body != nil {
-		err = c.Request(method, r.URL, body, ctx, hdr)
+	if r.Body != nil {
+		err = c.Request(method, r.URL, bytes.NewReader(r.Body), ctx, hdr)
 	} else {
 		err = c.Request(method, r.URL, nil, ctx, hdr)
 	}
@@ -172,7 +358,7 @@ func hostOf(raw string) string {
 func classify(r *colly.Response, err error, timeout time.Duration) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("request timed out after %s: %w", timeout, err)
+		return &TimeoutError{After: timeout, Err: err}
 	}
 	if r != nil && r.StatusCode >= 300 {
 		he := &HTTPError{Status: r.StatusCode, Snippet: snippet(r.Body)}
@@ -236,3 +422,106 @@ func UnmarshalJSON(body []byte, contentType string, v any) error {
 // ErrNothingParsed is returned by scrapers whose response held no offers:
 // a layout change or an empty answer, never "every offer vanished".
 var ErrNothingParsed = errors.New("no offers parsed from the response (layout change or empty answer)")
+
+// transport counts the bytes of every response for progress, and hands the
+// bodies of streamed requests to their consumer.
+type transport struct {
+	base http.RoundTripper
+	env  *Env
+}
+
+type stream struct {
+	consume func(io.Reader) error
+	started atomic.Bool
+	err     error
+}
+
+var (
+	streams   sync.Map // id → *stream
+	streamIDs atomic.Uint64
+)
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var s *stream
+	if id := req.Header.Get(streamHeader); id != "" {
+		req = req.Clone(req.Context())
+		req.Header.Del(streamHeader)
+		if n, err := strconv.ParseUint(id, 10, 64); err == nil {
+			if v, ok := streams.Load(n); ok {
+				s = v.(*stream)
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body := &countingReader{r: resp.Body, env: t.env}
+	if s == nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{body, resp.Body}
+		return resp, nil
+	}
+	// A streamed body: the consumer reads it here, capped; colly gets an
+	// empty body so that it never buffers the file.
+	s.started.Store(true)
+	limit := int64(t.env.maxBody())
+	capped := &capReader{r: body, left: limit, limit: limit}
+	s.err = s.consume(capped)
+	if s.err == nil && capped.over {
+		s.err = fmt.Errorf("%w of %d MB", ErrTooLarge, limit>>20)
+	}
+	resp.Body.Close()
+	resp.Body = http.NoBody
+	resp.ContentLength = 0
+	return resp, nil
+}
+
+type countingReader struct {
+	r   io.Reader
+	env *Env
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.env.bytes.Add(int64(n))
+		c.env.report()
+	}
+	return n, err
+}
+
+// capReader stops at the cap and remembers that it did.
+type capReader struct {
+	r           io.Reader
+	left, limit int64
+	over        bool
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, fmt.Errorf("%w of %d MB", ErrTooLarge, c.limit>>20)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// Disabled is returned by a scraper's Check when it cannot run as
+// configured (a key or token is missing): the source is shown as disabled
+// with the reason, not as failing.
+type Disabled struct{ Reason string }
+
+func (d *Disabled) Error() string { return "disabled: " + d.Reason }
+
+// Checker is implemented by scrapers that need credentials or other
+// preconditions; Check returns a *Disabled when the source cannot run.
+type Checker interface {
+	Check(env *Env) error
+}

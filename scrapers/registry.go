@@ -40,9 +40,15 @@ type Settings struct {
 	// successful run (default 2.5 × the schedule's interval).
 	StaleAfter time.Duration `yaml:"stale_after"`
 	Timeout    time.Duration `yaml:"timeout"`
-	// Delay is the politeness pause between requests to one domain.
-	Delay     time.Duration `yaml:"delay"`
-	MaxBodyMB int           `yaml:"max_body_mb"`
+	// Delay is the politeness pause between requests to one domain, and
+	// Parallelism how many requests may be in flight to it at once.
+	Delay       time.Duration `yaml:"delay"`
+	Parallelism int           `yaml:"parallelism"`
+	MaxBodyMB   int           `yaml:"max_body_mb"`
+	// Retries is how many times a failed request (5xx, 429, timeout) is
+	// tried again, RetryBackoff the first wait (doubling each time).
+	Retries      int           `yaml:"retries"`
+	RetryBackoff time.Duration `yaml:"retry_backoff"`
 }
 
 // Registration describes a source: its name, what it yields, and its defaults.
@@ -74,6 +80,9 @@ func Add(r Registration) {
 	if r.New == nil || r.Defaults.URL == "" || r.Defaults.Schedule == "" {
 		panic(fmt.Sprintf("scrapers: source %q needs New, a default URL and schedule", r.Name))
 	}
+	if r.Defaults.Retries == 0 {
+		r.Defaults.Retries = DefaultRetries
+	}
 	registry[r.Name] = r
 }
 
@@ -95,4 +104,11 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Rebaser is implemented by scrapers that fetch from more than one endpoint:
+// Rebase points every extra endpoint at base (a fixture server) the way
+// config's url points the main one.
+type Rebaser interface {
+	Rebase(base string)
 }

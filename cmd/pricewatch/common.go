@@ -17,6 +17,7 @@ import (
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/scrapers"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -91,7 +92,7 @@ func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.
 	if err != nil {
 		return nil, err
 	}
-	cfg.PointAt(fixtures.URLs(srv.URL))
+	cfg.PointAt(srv.URL, fixtures.URLs(srv.URL))
 	log.Info("sources point at the fixture server", "url", srv.URL, "sources", strings.Join(fixtures.Sources(), ","))
 	return srv, nil
 }
@@ -112,6 +113,21 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// getenv reads the sources' keys from the environment. Against fixtures
+// (--demo, --fixtures) a missing key reads as "demo", so that sources that
+// need one run against their fixtures too; real endpoints never see it.
+func (c *common) getenv() func(string) string {
+	if !c.demo && c.fixtures == "" {
+		return os.Getenv
+	}
+	return func(k string) string {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return "demo"
+	}
+}
+
 // session is what serve and scrape share: the fixture server (--demo,
 // --fixtures), the open store and an initialized pipeline.
 type session struct {
@@ -122,7 +138,7 @@ type session struct {
 
 // open starts the fixture server if asked, validates the config, opens the
 // store and builds the pipeline. Close releases them, the store last.
-func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*session, error) {
+func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer, onProgress func(scrapers.Progress)) (*session, error) {
 	s := &session{}
 	var err error
 	if s.fx, err = c.startFixtures(cfg, log); err != nil {
@@ -138,7 +154,9 @@ func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Regis
 	if s.store, err = openStore(cfg.DB, false); err != nil {
 		return fail(err)
 	}
-	s.pipe, err = pipeline.New(cfg, s.store, pipeline.Options{Notifier: notifier(cfg), Logger: log, Registry: reg})
+	s.pipe, err = pipeline.New(cfg, s.store, pipeline.Options{
+		Notifier: notifier(cfg), Logger: log, Registry: reg, Getenv: c.getenv(), OnProgress: onProgress,
+	})
 	if err != nil {
 		return fail(err)
 	}

@@ -3,6 +3,7 @@
 //
 //	pricewatch serve  [--config FILE] [--db FILE] [--addr HOST:PORT] [--demo | --fixtures DIR]
 //	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]
+//	pricewatch sources [--config FILE] [--db FILE] [--json]
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
 package main
 
@@ -53,6 +54,8 @@ Commands:
   serve   run the daemon: scheduled scrapes, HTTP API, Slack alerts
   scrape  scrape sources once and print a summary line per source
   best    print the best offer per card for a workload, from the database
+  sources print every source's health: status, last run and success, offers,
+          unknown GPU names, failures, last error
 
 Run "pricewatch <command> -h" for a command's flags.`
 
@@ -69,6 +72,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runScrape(ctx, args[1:], stdout, stderr)
 	case "best":
 		return runBest(ctx, args[1:], stdout, stderr)
+	case "sources":
+		return runSources(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -36,16 +36,22 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usageError{fmt.Sprintf("unknown source %q (known: %s)", n, strings.Join(cfg.SourceNames(), ", "))}
 		}
 	}
-	sess, err := c.open(cfg, newLogger(stderr, level), prometheus.NewRegistry())
+	prog := newProgress(stderr)
+	sess, err := c.open(cfg, newLogger(stderr, level), prometheus.NewRegistry(), prog.update)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	p := sess.pipe
+	prog.start()
 	sums := p.RunAll(ctx, names)
-	failed := 0
+	prog.close()
+	failed, ran := 0, 0
 	for _, s := range sums {
 		fmt.Fprintln(stdout, summaryLine(s))
+		if s.Disabled == "" {
+			ran++
+		}
 		if s.Err != nil {
 			failed++
 		}
@@ -53,20 +59,23 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := p.Refresh(ctx); err != nil {
 		fmt.Fprintln(stderr, "pricewatch: refresh:", err)
 	}
-	if len(sums) > 0 && failed == len(sums) {
+	if ran > 0 && failed == ran {
 		return fmt.Errorf("every source failed (%d)", failed)
 	}
 	return nil
 }
 
 func summaryLine(s pipeline.Summary) string {
+	if s.Disabled != "" {
+		return fmt.Sprintf("%-10s disabled  %s", s.Source, s.Disabled)
+	}
 	if s.Err != nil {
-		return fmt.Sprintf("%-8s FAILED  %5.1fs  error: %v", s.Source, s.Duration.Seconds(), s.Err)
+		return fmt.Sprintf("%-10s FAILED    %5.1fs  error: %v", s.Source, s.Duration.Seconds(), s.Err)
 	}
 	if s.Rates != nil {
-		return fmt.Sprintf("%-8s ok      %5.1fs  rates of %s: %d currencies per %s", s.Source, s.Duration.Seconds(), s.Rates.Date, len(s.Rates.Rates), s.Rates.Base)
+		return fmt.Sprintf("%-10s ok        %5.1fs  rates of %s: %d currencies per %s", s.Source, s.Duration.Seconds(), s.Rates.Date, len(s.Rates.Rates), s.Rates.Base)
 	}
-	line := fmt.Sprintf("%-8s ok      %5.1fs  %5d offers  %4d changes  %2d unknown GPUs", s.Source, s.Duration.Seconds(), s.Offers, s.Changes, len(s.Unknown))
+	line := fmt.Sprintf("%-10s ok        %5.1fs  %6d offers  %4d changes  %2d unknown GPUs", s.Source, s.Duration.Seconds(), s.Offers, s.Changes, len(s.Unknown))
 	if len(s.Unknown) > 0 {
 		names := make([]string, 0, len(s.Unknown))
 		for n := range s.Unknown {

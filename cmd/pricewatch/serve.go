@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(stderr, cfg.LogLevel)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	sess, err := c.open(cfg, log, reg)
+	sess, err := c.open(cfg, log, reg, nil)
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer os.Remove(addrFile)
 	log.Info("pricewatch serving", "addr", base, "db", cfg.DB, "sources", len(p.Enabled()), "slack", slackMode(cfg))
+	for name, reason := range p.Disabled() {
+		log.Warn("source disabled", "source", name, "reason", reason)
+	}
 	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/metrics\n",
 		base, base, base, base, base, base)
 

@@ -119,7 +119,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 				return scrapers.Result{}, fmt.Errorf("azure region %s page %d: NextPageLink repeats an earlier page: %s", region, page, next)
 			}
 			visited[next] = true
-			resp, err := scrapers.Fetch(c, scrapers.Request{URL: next, Header: hdr})
+			resp, err := env.Fetch(ctx, c, scrapers.Request{URL: next, Header: hdr})
 			if err != nil {
 				return scrapers.Result{}, fmt.Errorf("azure region %s page %d: %w", region, page, err)
 			}

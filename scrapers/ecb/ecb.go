@@ -78,7 +78,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		}
 		p.day(n)
 	})
-	if _, err := scrapers.Fetch(c, scrapers.Request{URL: env.URL()}); err != nil {
+	if _, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL()}); err != nil {
 		return scrapers.Result{}, err
 	}
 	r, err := p.result()

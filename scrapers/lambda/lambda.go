@@ -56,7 +56,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	}
 	p := &parser{url: env.URL()}
 	c.OnHTML(RowSelector, func(e *colly.HTMLElement) { p.row(e.DOM) })
-	resp, err := scrapers.Fetch(c, scrapers.Request{URL: env.URL()})
+	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL()})
 	if err != nil {
 		return scrapers.Result{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -76,10 +75,10 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	}
 	body, _ := json.Marshal(map[string]any{"query": query})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	if key := os.Getenv(APIKeyEnv); key != "" {
+	if key := env.Secret(APIKeyEnv); key != "" {
 		hdr.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := scrapers.Fetch(c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr})
+	resp, err := env.Fetch(ctx, c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr})
 	if err != nil {
 		return scrapers.Result{}, err
 	}

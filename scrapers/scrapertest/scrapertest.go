@@ -43,6 +43,7 @@ func Env(t testing.TB, name, base string) *scrapers.Env {
 	}
 	s.Delay = 0
 	s.Timeout = 2 * time.Second
+	s.RetryBackoff = 10 * time.Millisecond
 	return &scrapers.Env{Name: name, Settings: s}
 }
 

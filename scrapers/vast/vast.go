@@ -76,7 +76,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		return scrapers.Result{}, err
 	}
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	resp, err := scrapers.Fetch(c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr})
+	resp, err := env.Fetch(ctx, c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr})
 	if err != nil {
 		return scrapers.Result{}, err
 	}
