@@ -21,6 +21,7 @@ type Mode string
 const (
 	ModeOnDemand   Mode = "ondemand"
 	ModeSpot       Mode = "spot"
+	ModeDaily      Mode = "daily"
 	ModeWeekly     Mode = "weekly"
 	ModeMonthly    Mode = "monthly"
 	ModeReserved3M Mode = "reserved-3m"
@@ -36,6 +37,7 @@ const HoursPerMonth = 730
 var modeHours = map[Mode]float64{
 	ModeOnDemand:   0,
 	ModeSpot:       0,
+	ModeDaily:      24,
 	ModeWeekly:     7 * 24,
 	ModeMonthly:    HoursPerMonth,
 	ModeReserved3M: 3 * HoursPerMonth,
@@ -47,7 +49,7 @@ var modeHours = map[Mode]float64{
 
 // Modes lists every known billing mode in a stable order.
 func Modes() []Mode {
-	return []Mode{ModeOnDemand, ModeSpot, ModeWeekly, ModeMonthly, ModeReserved3M,
+	return []Mode{ModeOnDemand, ModeSpot, ModeDaily, ModeWeekly, ModeMonthly, ModeReserved3M,
 		ModeReserved6M, ModeReserved1Y, ModeReserved3Y, ModeReserved5Y}
 }
 

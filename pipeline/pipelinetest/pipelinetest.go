@@ -103,6 +103,8 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	reg := prometheus.NewRegistry()
 	p, err := pipeline.New(cfg, st, pipeline.Options{
 		Notifier: n, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+		// Sources that need a key run against the fixtures with a dummy one.
+		Getenv: func(string) string { return "test-secret" },
 	})
 	if err != nil {
 		t.Fatal(err)
