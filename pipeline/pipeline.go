@@ -226,6 +226,8 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 		rr, err = p.check(name, res, start)
 	}
 	if err != nil {
+		// The error names its source wherever it ends up (logs, /v1/sources).
+		err = fmt.Errorf("%s: %w", name, err)
 		run.Error = err.Error()
 	} else {
 		run.OK = true

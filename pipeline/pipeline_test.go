@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,8 +173,50 @@ func badHandler(source, mode string, bad *atomic.Bool) http.Handler {
 		case "garbage":
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte("\x00\x01garbage{{{"))
+		case "empty", "layout":
+			rec := &capture{header: http.Header{}}
+			good.ServeHTTP(rec, r)
+			ct := rec.header.Get("Content-Type")
+			w.Header().Set("Content-Type", ct)
+			if mode == "empty" {
+				w.Write(emptyBody(ct))
+			} else {
+				w.Write(relayout(rec.body.Bytes()))
+			}
 		}
 	})
+}
+
+// emptyBody is a well-formed answer with nothing in it.
+func emptyBody(contentType string) []byte {
+	switch {
+	case strings.Contains(contentType, "json"):
+		return []byte(`{}`)
+	case strings.Contains(contentType, "html"):
+		return []byte(`<!doctype html><html><body><p>No offers.</p></body></html>`)
+	case strings.Contains(contentType, "xml"):
+		return []byte(`<?xml version="1.0"?><root/>`)
+	}
+	return nil
+}
+
+var (
+	jsonKey  = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_]*)"\s*:`)
+	markupID = regexp.MustCompile(`(data-[a-z]+|<Cube|</Cube)`)
+)
+
+// relayout renames every JSON key, markup attribute and CSV header field,
+// as a redesign of the source would: the body stays well-formed.
+func relayout(b []byte) []byte {
+	b = jsonKey.ReplaceAll(b, []byte(`"renamed_$1":`))
+	b = markupID.ReplaceAllFunc(b, func(m []byte) []byte {
+		tag := bytes.TrimLeft(m, "</")
+		return append(append(m[:len(m)-len(tag):len(m)-len(tag)], 'x'), tag...)
+	})
+	if i := bytes.IndexByte(b, '\n'); i > 0 && bytes.Count(b[:i], []byte(",")) > 2 && !bytes.ContainsAny(b[:i], "{<") {
+		b = append(bytes.ReplaceAll(bytes.ToUpper(b[:i]), []byte(","), []byte(";")), b[i:]...) // a CSV header
+	}
+	return b
 }
 
 type capture struct {
@@ -193,6 +236,8 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 		{"truncated", ""},
 		{"html", ""},
 		{"garbage", ""},
+		{"empty", ""},
+		{"layout", ""},
 	}
 	for _, source := range fixtures.Sources() {
 		for _, m := range modes {
@@ -214,7 +259,7 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 					switch {
 					case s.Source == source && s.Err == nil:
 						t.Errorf("%s: a %s answer did not fail the run", source, m.mode)
-					case s.Source == source && !strings.Contains(s.Err.Error(), m.wantErr):
+					case s.Source == source && (!strings.Contains(s.Err.Error(), m.wantErr) || !strings.HasPrefix(s.Err.Error(), source+":")):
 						t.Errorf("%s: error %q does not name the cause %q", source, s.Err, m.wantErr)
 					case s.Source != source && s.Err != nil:
 						t.Errorf("%s failed because %s misbehaved: %v", s.Source, source, s.Err)
