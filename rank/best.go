@@ -61,6 +61,9 @@ type Snapshot struct {
 	Offers      []pricewatch.Offer
 	// StaleAfter are the freshness limits the snapshot was judged with.
 	StaleAfter map[string]time.Duration
+	opt        Options
+	profiles   map[string]Profile // card \x00 workload → best profile
+	direct     map[string]bool
 	workloads  map[string]Workload
 	entries    map[string][]Entry // per workload, sorted by cost then tie-breaks
 	excluded   map[string]Exclusions
@@ -78,16 +81,13 @@ func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, 
 		s.Base = "USD"
 	}
 	best := bestProfiles(profiles)
-	direct := directProviders(offers)
+	s.opt, s.profiles, s.direct = opt, best, directProviders(offers)
 	for _, w := range workloads {
 		s.workloads[w.Name] = w
 		ex := Exclusions{}
 		list := make([]Entry, 0, len(offers))
 		for _, o := range offers {
 			e, why := s.entry(o, w, best, cat, opt)
-			if why == "" && o.Source != o.Provider && direct[o.Provider] {
-				why = WhyDuplicate
-			}
 			if why != "" {
 				ex[why]++
 				continue
@@ -132,22 +132,29 @@ func Stale(o pricewatch.Offer, now time.Time, staleAfter map[string]time.Duratio
 	return ok && lim > 0 && now.Sub(o.ObservedAt) > lim
 }
 
-func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Profile, cat *normalize.Catalog, opt Options) (Entry, string) {
-	if o.Card == "" {
-		return Entry{}, WhyUnknownCard
-	}
+// eligible applies the rules every ranking and plan share: a known card,
+// whole GPUs, reliable enough, fresh, not a feed's copy of a direct source.
+func (s *Snapshot) eligible(o pricewatch.Offer, cat *normalize.Catalog) (pricewatch.Card, string) {
 	card, ok := cat.Card(o.Card)
-	if !ok {
-		return Entry{}, WhyUnknownCard
+	switch {
+	case o.Card == "" || !ok:
+		return card, WhyUnknownCard
+	case o.Shared:
+		return card, WhyShared
+	case o.Reliability != nil && *o.Reliability < s.opt.ReliabilityFloor:
+		return card, WhyReliability
+	case Stale(o, s.opt.Now, s.opt.StaleAfter):
+		return card, WhyStale
+	case o.Source != o.Provider && s.direct[o.Provider]:
+		return card, WhyDuplicate
 	}
-	if o.Shared {
-		return Entry{}, WhyShared
-	}
-	if o.Reliability != nil && *o.Reliability < opt.ReliabilityFloor {
-		return Entry{}, WhyReliability
-	}
-	if Stale(o, opt.Now, opt.StaleAfter) {
-		return Entry{}, WhyStale
+	return card, ""
+}
+
+func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Profile, cat *normalize.Catalog, opt Options) (Entry, string) {
+	card, why := s.eligible(o, cat)
+	if why != "" {
+		return Entry{}, why
 	}
 	price, err := opt.Rates.Convert(o.PricePerGPUHour, o.Currency, s.Base)
 	if err != nil {

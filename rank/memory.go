@@ -61,8 +61,9 @@ type Memory struct {
 	// ActivationsGB is the activations kept for the backward pass, per
 	// GPU (not divided).
 	ActivationsGB float64
-	// KVCacheGB is the serving KV cache of one full-context sequence, per
-	// GPU (not divided): the minimum to serve at all.
+	// KVCacheGB is the serving KV cache of the workload's concurrent
+	// requests (at least one full-context sequence, the minimum to serve
+	// at all), per GPU (not divided).
 	KVCacheGB float64
 	// TotalGB is the sum of the above.
 	TotalGB float64
@@ -101,7 +102,7 @@ func MemoryPerGPU(w Workload, gpus int) Memory {
 		act = activationBytes(w)
 	case MethodServe:
 		weights = n * w.WeightBytes
-		kv = KVCacheGB(w.Model, w.ContextTokens(), 1, ServingKVBytes(w)) * BytesPerGB
+		kv = KVCacheGB(w.Model, w.ContextTokens(), max(w.Concurrency, 1), ServingKVBytes(w)) * BytesPerGB
 	default:
 		weights = n * w.WeightBytes
 	}

@@ -93,6 +93,9 @@ type Workload struct {
 	// MaxSequences is the serving engine's limit on concurrent sequences;
 	// 0 means DefaultMaxSequences.
 	MaxSequences int
+	// Concurrency is how many requests a serving job must hold at once
+	// (their KV caches must fit); 0 means 1.
+	Concurrency int
 }
 
 // ContextTokens is the full context of one serving request (in + out).

@@ -1,0 +1,437 @@
+package rank
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+//go:embed data/models.csv
+var modelsCSV []byte
+
+// Presets returns the named model shapes a job spec may use, by name.
+func Presets() map[string]Model { return presets() }
+
+var presets = sync.OnceValue(func() map[string]Model {
+	r := csv.NewReader(bytes.NewReader(modelsCSV))
+	r.Comment = '#'
+	rows, err := r.ReadAll()
+	if err != nil || len(rows) < 2 {
+		panic(fmt.Sprintf("rank: embedded models.csv: %v", err))
+	}
+	m := map[string]Model{}
+	for _, row := range rows[1:] {
+		p, err1 := strconv.ParseFloat(row[1], 64)
+		var ints [5]int
+		for i := range ints {
+			v, err := strconv.Atoi(row[2+i])
+			if err != nil {
+				panic(fmt.Sprintf("rank: models.csv %s: %v", row[0], err))
+			}
+			ints[i] = v
+		}
+		if err1 != nil {
+			panic(fmt.Sprintf("rank: models.csv %s: %v", row[0], err1))
+		}
+		m[row[0]] = Model{Name: row[0], ParamsB: p, Layers: ints[0], Hidden: ints[1], Heads: ints[2], KVHeads: ints[3], HeadDim: ints[4]}
+	}
+	return m
+})
+
+// ModelSpec names a preset or gives a model's shape.
+type ModelSpec struct {
+	Preset  string  `json:"preset,omitempty"`
+	ParamsB float64 `json:"params_b,omitempty"`
+	Layers  int     `json:"layers,omitempty"`
+	Hidden  int     `json:"hidden,omitempty"`
+	Heads   int     `json:"heads,omitempty"`
+	KVHeads int     `json:"kv_heads,omitempty"`
+	HeadDim int     `json:"head_dim,omitempty"`
+}
+
+// HiddenSpec are the costs besides GPU time. Prices are in the job's
+// currency; absent ones default per provider (data/providers.csv).
+type HiddenSpec struct {
+	StartupMinutes         *float64 `json:"startup_minutes,omitempty"`
+	StorageGB              *float64 `json:"storage_gb,omitempty"`
+	StorageDays            *float64 `json:"storage_days,omitempty"`
+	EgressGB               *float64 `json:"egress_gb,omitempty"`
+	CheckpointMinutes      *float64 `json:"checkpoint_minutes,omitempty"`
+	RestartMinutes         *float64 `json:"restart_minutes,omitempty"`
+	StoragePricePerGBMonth *float64 `json:"storage_price_gb_month,omitempty"`
+	EgressPricePerGB       *float64 `json:"egress_price_gb,omitempty"`
+	ReclaimsPerHour        *float64 `json:"reclaims_per_hour,omitempty"`
+}
+
+// JobSpec is a job as a user describes it (the body of POST /v1/plan).
+// Starting from a named workload, the fields the spec sets override it.
+type JobSpec struct {
+	Workload                string      `json:"workload,omitempty"`
+	Model                   *ModelSpec  `json:"model,omitempty"`
+	Method                  string      `json:"method,omitempty"`
+	Precision               string      `json:"precision,omitempty"`
+	OptimizerState          string      `json:"optimizer_state,omitempty"`
+	SeqLen                  int         `json:"seq_len,omitempty"`
+	MicroBatch              int         `json:"micro_batch,omitempty"`
+	ActivationCheckpointing *bool       `json:"activation_checkpointing,omitempty"`
+	Tokens                  float64     `json:"tokens,omitempty"`
+	Context                 int         `json:"context,omitempty"`
+	OutputTokens            int         `json:"output_tokens,omitempty"`
+	Concurrency             int         `json:"concurrency,omitempty"`
+	PeakTokensPerSecond     float64     `json:"peak_tokens_per_second,omitempty"`
+	HoursPerMonth           float64     `json:"hours_per_month,omitempty"`
+	Modes                   []string    `json:"modes,omitempty"`
+	Utilization             float64     `json:"utilization,omitempty"`
+	MaxGPUs                 int         `json:"max_gpus,omitempty"`
+	Currency                string      `json:"currency,omitempty"`
+	Card                    string      `json:"card,omitempty"`
+	IncludeUnfit            bool        `json:"include_unfit,omitempty"`
+	Limit                   int         `json:"limit,omitempty"`
+	Hidden                  *HiddenSpec `json:"hidden,omitempty"`
+}
+
+// Hidden are a job's costs besides GPU time, resolved.
+type Hidden struct {
+	StartupMinutes    float64 `json:"startup_minutes"`
+	StorageGB         float64 `json:"storage_gb"`
+	StorageDays       float64 `json:"storage_days"`
+	EgressGB          float64 `json:"egress_gb"`
+	CheckpointMinutes float64 `json:"checkpoint_minutes"`
+	RestartMinutes    float64 `json:"restart_minutes"`
+	// Prices set by the spec (job currency); nil: the provider default.
+	StoragePricePerGBMonth *float64 `json:"storage_price_gb_month,omitempty"`
+	EgressPricePerGB       *float64 `json:"egress_price_gb,omitempty"`
+	ReclaimsPerHour        *float64 `json:"reclaims_per_hour,omitempty"`
+}
+
+// Job is a validated job spec.
+type Job struct {
+	// Workload is the job's shape; FromWorkload the named workload it
+	// started from with its shape unchanged ("" otherwise), whose measured
+	// profiles then apply.
+	Workload            Workload          `json:"-"`
+	FromWorkload        string            `json:"workload,omitempty"`
+	Model               Model             `json:"model"`
+	Method              Method            `json:"method"`
+	Precision           string            `json:"precision"`
+	OptimizerState      string            `json:"optimizer_state,omitempty"`
+	SeqLen              int               `json:"seq_len,omitempty"`
+	MicroBatch          int               `json:"micro_batch,omitempty"`
+	Checkpointing       bool              `json:"activation_checkpointing"`
+	Tokens              float64           `json:"tokens,omitempty"`
+	Context             int               `json:"context,omitempty"`
+	OutputTokens        int               `json:"output_tokens,omitempty"`
+	Concurrency         int               `json:"concurrency,omitempty"`
+	PeakTokensPerSecond float64           `json:"peak_tokens_per_second,omitempty"`
+	HoursPerMonth       float64           `json:"hours_per_month,omitempty"`
+	Modes               []pricewatch.Mode `json:"modes"`
+	Utilization         float64           `json:"utilization"`
+	MaxGPUs             int               `json:"max_gpus"`
+	Currency            string            `json:"currency"`
+	Card                string            `json:"card,omitempty"`
+	IncludeUnfit        bool              `json:"include_unfit"`
+	Limit               int               `json:"limit"`
+	Hidden              Hidden            `json:"hidden"`
+}
+
+// Defaults of a job spec.
+const (
+	DefaultMaxGPUs           = 8
+	MaxMaxGPUs               = 64
+	DefaultPlanLimit         = 50
+	MaxPlanLimit             = 1000
+	DefaultStartupMinutes    = 15 // drivers, environment, weights before work starts: 10–30 min
+	DefaultCheckpointMinutes = 30
+	DefaultRestartMinutes    = 10
+	DefaultHoursPerMonth     = pricewatch.HoursPerMonth
+)
+
+func invalid(field, format string, args ...any) error {
+	return pricewatch.Errorf(pricewatch.EInvalid, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+var weightBytes = map[string]float64{"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "nf4": 0.5, "int4": 0.5, "4bit": 0.5}
+
+// Resolve validates a spec into a job. base names the workloads a spec may
+// start from; currencyKnown validates currency codes; an error names the
+// offending field.
+func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(string) bool, defaultCurrency string) (Job, error) {
+	var w Workload
+	job := Job{}
+	if s.Workload != "" {
+		bw, ok := base(s.Workload)
+		if !ok {
+			return job, invalid("workload", "unknown workload %q", s.Workload)
+		}
+		w = bw
+	} else {
+		w = Workload{Name: "custom", Method: MethodFull, WeightBytes: 2, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
+	}
+	orig := w
+	// Model.
+	if s.Model != nil {
+		m, err := s.Model.resolve()
+		if err != nil {
+			return job, err
+		}
+		w.Model = m
+	} else if s.Workload == "" {
+		return job, invalid("model", "required (a preset such as llama3-8b, or params_b, layers, hidden, heads)")
+	}
+	if s.Method != "" {
+		switch m := Method(strings.ToLower(s.Method)); m {
+		case MethodFull, MethodLoRA, MethodQLoRA, MethodServe:
+			if m != w.Method && m == MethodQLoRA {
+				w.WeightBytes = 0.5
+			} else if m != w.Method && w.Method == MethodQLoRA {
+				w.WeightBytes = 2
+			}
+			w.Method = m
+		default:
+			return job, invalid("method", "unknown method %q (full, lora, qlora, serve)", s.Method)
+		}
+	}
+	if s.Precision != "" {
+		b, ok := weightBytes[strings.ToLower(s.Precision)]
+		if !ok {
+			return job, invalid("precision", "unknown precision %q (bf16, fp16, fp8, int8, nf4, int4)", s.Precision)
+		}
+		w.WeightBytes = b
+	}
+	if w.Method == MethodQLoRA && w.WeightBytes != 0.5 {
+		return job, invalid("precision", "qlora trains on a 4-bit base (nf4 or int4)")
+	}
+	switch strings.ToLower(s.OptimizerState) {
+	case "":
+	case "bf16":
+		w.OptimizerBytes = OptimizerBytesBF16
+	case "fp32":
+		w.OptimizerBytes = OptimizerBytesFP32
+	default:
+		return job, invalid("optimizer_state", "unknown %q (bf16 or fp32)", s.OptimizerState)
+	}
+	if s.SeqLen < 0 || s.SeqLen > 1<<20 {
+		return job, invalid("seq_len", "must be within 1..1048576")
+	}
+	if s.SeqLen > 0 {
+		w.SeqLen = s.SeqLen
+	}
+	if s.MicroBatch < 0 || s.MicroBatch > 4096 {
+		return job, invalid("micro_batch", "must be within 1..4096")
+	}
+	if s.MicroBatch > 0 {
+		w.MicroBatch = s.MicroBatch
+	}
+	if s.ActivationCheckpointing != nil {
+		w.Checkpointing = *s.ActivationCheckpointing
+	}
+	if w.Method.Training() && (w.SeqLen <= 0 || w.MicroBatch <= 0) {
+		w.SeqLen, w.MicroBatch = max(w.SeqLen, 2048), max(w.MicroBatch, 1)
+	}
+	// Serving shape.
+	if s.Context < 0 || s.OutputTokens < 0 || s.Concurrency < 0 {
+		return job, invalid("context", "context, output_tokens and concurrency must not be negative")
+	}
+	if w.Method == MethodServe {
+		if s.Context > 0 {
+			out := s.OutputTokens
+			if out == 0 {
+				out = max(1, s.Context/5)
+			}
+			if out >= s.Context {
+				return job, invalid("output_tokens", "must be below context (%d)", s.Context)
+			}
+			w.InputTokens, w.OutputTokens = s.Context-out, out
+		} else if s.OutputTokens > 0 {
+			w.OutputTokens = s.OutputTokens
+		}
+		if w.InputTokens+w.OutputTokens == 0 {
+			w.InputTokens, w.OutputTokens = 1024, 256
+		}
+		if s.Concurrency > 0 {
+			w.Concurrency = s.Concurrency
+			w.MaxSequences = s.Concurrency
+		}
+	}
+	// Tokens.
+	if s.Tokens < 0 || s.Tokens > 1e16 {
+		return job, invalid("tokens", "must be within 0..1e16")
+	}
+	if w.Method.Training() && s.Tokens == 0 {
+		return job, invalid("tokens", "required for training: the tokens to process")
+	}
+	if s.PeakTokensPerSecond < 0 || s.HoursPerMonth < 0 || s.HoursPerMonth > 744 {
+		return job, invalid("hours_per_month", "peak_tokens_per_second must not be negative, hours_per_month within 0..744")
+	}
+	if s.PeakTokensPerSecond > 0 && w.Method != MethodServe {
+		return job, invalid("peak_tokens_per_second", "only for method serve")
+	}
+	job = Job{
+		Workload: w, Model: w.Model, Method: w.Method, Precision: precisionName(w.WeightBytes),
+		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, Checkpointing: w.Checkpointing, Tokens: s.Tokens,
+		PeakTokensPerSecond: s.PeakTokensPerSecond, HoursPerMonth: s.HoursPerMonth,
+		Card: s.Card, IncludeUnfit: s.IncludeUnfit,
+	}
+	if w.Method == MethodFull {
+		job.OptimizerState = "bf16"
+		if w.OptimizerBytes == OptimizerBytesFP32 {
+			job.OptimizerState = "fp32"
+		}
+	}
+	if w.Method == MethodServe {
+		job.Context, job.OutputTokens, job.Concurrency = w.ContextTokens(), w.OutputTokens, max(w.Concurrency, 1)
+		job.SeqLen, job.MicroBatch, job.Checkpointing = 0, 0, false
+		if job.PeakTokensPerSecond > 0 && job.HoursPerMonth == 0 {
+			job.HoursPerMonth = DefaultHoursPerMonth
+		}
+	}
+	if w == orig && s.Workload != "" {
+		job.FromWorkload = s.Workload
+	} else if s.Workload != "" {
+		w.Name = s.Workload + "+custom"
+		job.Workload.Name = w.Name
+	}
+	// Modes, utilization, GPUs, currency.
+	modes, err := pricewatch.ParseModes(strings.Join(s.Modes, ","))
+	if err != nil {
+		return job, invalid("modes", "%v", err)
+	}
+	job.Modes = modes
+	switch {
+	case s.Utilization == 0:
+		job.Utilization = 1
+	case s.Utilization > 0 && s.Utilization <= 1:
+		job.Utilization = s.Utilization
+	default:
+		return job, invalid("utilization", "must be within (0, 1], got %v", s.Utilization)
+	}
+	switch {
+	case s.MaxGPUs == 0:
+		job.MaxGPUs = DefaultMaxGPUs
+	case s.MaxGPUs > 0 && s.MaxGPUs <= MaxMaxGPUs:
+		job.MaxGPUs = s.MaxGPUs
+	default:
+		return job, invalid("max_gpus", "must be within 1..%d", MaxMaxGPUs)
+	}
+	job.Currency = strings.ToUpper(s.Currency)
+	if job.Currency == "" {
+		job.Currency = defaultCurrency
+	}
+	if !currencyKnown(job.Currency) {
+		return job, invalid("currency", "unknown currency %q (USD, CNY or EUR)", s.Currency)
+	}
+	switch {
+	case s.Limit == 0:
+		job.Limit = DefaultPlanLimit
+	case s.Limit > 0 && s.Limit <= MaxPlanLimit:
+		job.Limit = s.Limit
+	default:
+		return job, invalid("limit", "must be within 1..%d", MaxPlanLimit)
+	}
+	h, err := s.Hidden.resolve()
+	if err != nil {
+		return job, err
+	}
+	job.Hidden = h
+	return job, nil
+}
+
+func precisionName(b float64) string {
+	switch b {
+	case 2:
+		return "bf16"
+	case 1:
+		return "fp8"
+	case 0.5:
+		return "nf4"
+	}
+	return strconv.FormatFloat(b, 'g', -1, 64) + " bytes"
+}
+
+func (m *ModelSpec) resolve() (Model, error) {
+	if m.Preset != "" {
+		p, ok := presets()[strings.ToLower(m.Preset)]
+		if !ok {
+			names := make([]string, 0, len(presets()))
+			for n := range presets() {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return Model{}, invalid("model.preset", "unknown preset %q (%s)", m.Preset, strings.Join(names, ", "))
+		}
+		if m.ParamsB != 0 || m.Layers != 0 || m.Hidden != 0 || m.Heads != 0 || m.KVHeads != 0 || m.HeadDim != 0 {
+			return Model{}, invalid("model", "give a preset or a shape, not both")
+		}
+		return p, nil
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"model.params_b", m.ParamsB > 0 && m.ParamsB <= 2000},
+		{"model.layers", m.Layers > 0 && m.Layers <= 1000},
+		{"model.hidden", m.Hidden > 0 && m.Hidden <= 1<<17},
+		{"model.heads", m.Heads > 0 && m.Heads <= 1024},
+		{"model.kv_heads", m.KVHeads >= 0 && m.KVHeads <= m.Heads},
+		{"model.head_dim", m.HeadDim >= 0 && m.HeadDim <= 1024},
+	} {
+		if !f.ok {
+			return Model{}, invalid(f.name, "missing or out of range")
+		}
+	}
+	return Model{Name: "custom", ParamsB: m.ParamsB, Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim}, nil
+}
+
+func (h *HiddenSpec) resolve() (Hidden, error) {
+	out := Hidden{StartupMinutes: DefaultStartupMinutes, CheckpointMinutes: DefaultCheckpointMinutes, RestartMinutes: DefaultRestartMinutes}
+	if h == nil {
+		return out, nil
+	}
+	for _, f := range []struct {
+		name string
+		src  *float64
+		dst  *float64
+		max  float64
+	}{
+		{"hidden.startup_minutes", h.StartupMinutes, &out.StartupMinutes, 24 * 60},
+		{"hidden.storage_gb", h.StorageGB, &out.StorageGB, 1e7},
+		{"hidden.storage_days", h.StorageDays, &out.StorageDays, 3650},
+		{"hidden.egress_gb", h.EgressGB, &out.EgressGB, 1e7},
+		{"hidden.checkpoint_minutes", h.CheckpointMinutes, &out.CheckpointMinutes, 7 * 24 * 60},
+		{"hidden.restart_minutes", h.RestartMinutes, &out.RestartMinutes, 24 * 60},
+	} {
+		if f.src == nil {
+			continue
+		}
+		if *f.src < 0 || *f.src > f.max {
+			return out, invalid(f.name, "must be within 0..%g", f.max)
+		}
+		*f.dst = *f.src
+	}
+	for _, f := range []struct {
+		name string
+		src  *float64
+		dst  **float64
+	}{
+		{"hidden.storage_price_gb_month", h.StoragePricePerGBMonth, &out.StoragePricePerGBMonth},
+		{"hidden.egress_price_gb", h.EgressPricePerGB, &out.EgressPricePerGB},
+		{"hidden.reclaims_per_hour", h.ReclaimsPerHour, &out.ReclaimsPerHour},
+	} {
+		if f.src == nil {
+			continue
+		}
+		if *f.src < 0 || *f.src > 1e4 {
+			return out, invalid(f.name, "must be within 0..10000")
+		}
+		v := *f.src
+		*f.dst = &v
+	}
+	return out, nil
+}
