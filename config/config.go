@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
 )
 
@@ -26,18 +27,24 @@ import (
 const (
 	EnvSlackToken   = "PRICEWATCH_SLACK_TOKEN"
 	EnvSlackWebhook = "PRICEWATCH_SLACK_WEBHOOK_URL"
+	// EnvAPIToken is the bearer token of the HTTP API's write endpoints;
+	// without one they are off.
+	EnvAPIToken = "PRICEWATCH_API_TOKEN"
 )
 
 // Config is the whole configuration.
 type Config struct {
-	DB        string            `yaml:"db"`
-	LogLevel  string            `yaml:"log_level"`
-	UserAgent string            `yaml:"user_agent"`
-	Server    Server            `yaml:"server"`
-	Ranking   Ranking           `yaml:"ranking"`
-	Alerts    Alerts            `yaml:"alerts"`
-	Slack     Slack             `yaml:"slack"`
-	Sources   map[string]Source `yaml:"-"`
+	DB        string  `yaml:"db"`
+	LogLevel  string  `yaml:"log_level"`
+	UserAgent string  `yaml:"user_agent"`
+	Server    Server  `yaml:"server"`
+	Ranking   Ranking `yaml:"ranking"`
+	Alerts    Alerts  `yaml:"alerts"`
+	Slack     Slack   `yaml:"slack"`
+	// Owned is hardware the user owns or could buy, priced beside rentals
+	// in plans.
+	Owned   []rank.Owned      `yaml:"owned"`
+	Sources map[string]Source `yaml:"-"`
 }
 
 // Server configures the HTTP API.
@@ -47,6 +54,10 @@ type Server struct {
 	ReadTimeout       time.Duration `yaml:"read_timeout"`
 	WriteTimeout      time.Duration `yaml:"write_timeout"`
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	// APITokenFile holds the write endpoints' bearer token when
+	// PRICEWATCH_API_TOKEN is not set; APIToken is filled from either.
+	APITokenFile string `yaml:"api_token_file"`
+	APIToken     string `yaml:"-"`
 }
 
 // Ranking configures which offers rank.
@@ -151,6 +162,9 @@ func Load(path string) (*Config, error) {
 // normalizeCase upper-cases currency codes, which users write either way.
 func (c *Config) normalizeCase() {
 	c.Ranking.BaseCurrency = strings.ToUpper(c.Ranking.BaseCurrency)
+	for i := range c.Owned {
+		c.Owned[i].Currency = strings.ToUpper(c.Owned[i].Currency)
+	}
 	for i := range c.Alerts.Watches {
 		c.Alerts.Watches[i].Currency = strings.ToUpper(c.Alerts.Watches[i].Currency)
 	}
@@ -179,7 +193,7 @@ func (c *Config) Decode(r io.Reader) error {
 		return errors.New("the top level must be a mapping")
 	}
 	scalars := map[string]*string{"db": &c.DB, "log_level": &c.LogLevel, "user_agent": &c.UserAgent}
-	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack}
+	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned}
 	if err := noDuplicateKeys(root, ""); err != nil {
 		return err
 	}
@@ -349,6 +363,9 @@ func (c *Config) LoadSecrets() error {
 	if c.Slack.WebhookURL, err = read(EnvSlackWebhook, c.Slack.WebhookURLFile); err != nil {
 		return err
 	}
+	if c.Server.APIToken, err = read(EnvAPIToken, c.Server.APITokenFile); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -414,6 +431,13 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 			bad(f, "timeout and delay must not be negative")
 		}
 	}
+	for i, o := range c.Owned {
+		if err := o.Validate(fmt.Sprintf("owned[%d]", i), cardKnown, func(cur string) bool {
+			return cur == "USD" || cur == "EUR" || cur == "CNY"
+		}); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.Slack.Token != "" && c.Slack.Channel == "" {
 		bad("slack.channel", "is required with a bot token ("+EnvSlackToken+")")
 	}
@@ -431,15 +455,16 @@ func (c *Config) SourceNames() []string {
 }
 
 // PointAt rewrites the URL of every source named in urls to a fixture
-// server at base (demo and --fixtures), with its extra endpoints if it has
-// any, and drops the politeness delay, which loopback does not need.
-func (c *Config) PointAt(base string, urls map[string]string) {
+// server (demo and --fixtures), its extra endpoints to the source's base
+// there if it has any, and drops the politeness delay, which loopback does
+// not need.
+func (c *Config) PointAt(urls, bases map[string]string) {
 	for name, src := range c.Sources {
 		if u, ok := urls[name]; ok {
 			src.Settings.URL = u
 			src.Settings.Delay = 0
-			if rb, ok := src.Scraper.(scrapers.Rebaser); ok {
-				rb.Rebase(base)
+			if rb, ok := src.Scraper.(scrapers.Rebaser); ok && bases[name] != "" {
+				rb.Rebase(bases[name])
 			}
 			c.Sources[name] = src
 		}

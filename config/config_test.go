@@ -564,11 +564,11 @@ func ptr(s string) *string { return &s }
 func TestConfig_PointAt(t *testing.T) {
 	c := config.Default()
 	def := config.Default()
-	c.PointAt("http://127.0.0.1:1", map[string]string{
+	c.PointAt(map[string]string{
 		"azure":     "http://127.0.0.1:1/azure",
 		"vast":      "http://127.0.0.1:1/vast",
 		"coreweave": "http://127.0.0.1:1/none",
-	})
+	}, nil)
 	tests := []struct {
 		name, source, url string
 		delay             time.Duration

@@ -61,10 +61,13 @@ func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log
 	s.handle("/v1/best", http.MethodGet, s.best)
 	s.handle("/v1/offers", http.MethodGet, s.offers)
 	s.handle("/v1/sources", http.MethodGet, s.sources)
+	s.handle("/v1/plan", http.MethodPost, s.plan)
+	s.handle("/v1/profiles", http.MethodGet, s.listProfiles)
+	s.handle("/v1/profiles/{card}/{workload}", http.MethodPut, s.putProfile)
 	s.handle("/healthz", http.MethodGet, s.healthz)
 	s.mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	s.handle("/", "", func(w http.ResponseWriter, r *http.Request) error {
-		return pricewatch.Errorf(pricewatch.ENotFound, "no such endpoint %s (see /v1/best, /v1/offers, /v1/sources, /healthz, /metrics)", r.URL.Path)
+		return pricewatch.Errorf(pricewatch.ENotFound, "no such endpoint %s (see /v1/best, /v1/plan, /v1/offers, /v1/sources, /v1/profiles, /healthz, /metrics)", r.URL.Path)
 	})
 	return s, nil
 }
@@ -115,6 +118,10 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case pricewatch.ENotFound:
 		return http.StatusNotFound
+	case EUnauthorized:
+		return http.StatusUnauthorized
+	case EForbidden:
+		return http.StatusForbidden
 	case pricewatch.EUnavailable:
 		return http.StatusServiceUnavailable
 	default:
@@ -123,6 +130,9 @@ func statusOf(err error) int {
 }
 
 func writeError(w http.ResponseWriter, err error) {
+	if pricewatch.ErrorCode(err) == EUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="pricewatch"`)
+	}
 	msg := "internal error"
 	var pe *pricewatch.Error
 	if errors.As(err, &pe) {

@@ -180,6 +180,18 @@ func (p *Pipeline) swap() (*View, error) {
 	return v, nil
 }
 
+// SetProfile stores a profile (a user's measured one) and rebuilds the
+// ranking so that it applies at once.
+func (p *Pipeline) SetProfile(pr rank.Profile) error {
+	if err := p.store.PutProfile(pr); err != nil {
+		return err
+	}
+	return p.Rebuild()
+}
+
+// Profiles lists the stored throughput profiles.
+func (p *Pipeline) Profiles() ([]rank.Profile, error) { return p.store.Profiles() }
+
 // Catalog is the card catalog the pipeline normalizes with.
 func (p *Pipeline) Catalog() *normalize.Catalog { return p.catalog }
 

@@ -51,22 +51,22 @@ const (
 type Memory struct {
 	// WeightsGB is the model weights (for LoRA/QLoRA the frozen base plus
 	// the adapter), divided over the GPUs.
-	WeightsGB float64
+	WeightsGB float64 `json:"weights_gb"`
 	// GradientsGB is the gradients of the trained parameters, divided
 	// over the GPUs.
-	GradientsGB float64
+	GradientsGB float64 `json:"gradients_gb"`
 	// OptimizerGB is the optimizer state of the trained parameters,
 	// divided over the GPUs.
-	OptimizerGB float64
+	OptimizerGB float64 `json:"optimizer_gb"`
 	// ActivationsGB is the activations kept for the backward pass, per
 	// GPU (not divided).
-	ActivationsGB float64
+	ActivationsGB float64 `json:"activations_gb"`
 	// KVCacheGB is the serving KV cache of the workload's concurrent
 	// requests (at least one full-context sequence, the minimum to serve
 	// at all), per GPU (not divided).
-	KVCacheGB float64
+	KVCacheGB float64 `json:"kv_cache_gb"`
 	// TotalGB is the sum of the above.
-	TotalGB float64
+	TotalGB float64 `json:"total_gb"`
 }
 
 // MemoryPerGPU is the memory each of gpus GPUs needs for the workload,

@@ -25,10 +25,11 @@ const (
 // per GPU (trained tokens for training, output tokens for serving), where the
 // figure comes from, and a note on how it was obtained.
 type Profile struct {
-	Card, Workload  string
-	TokensPerSecond float64
-	Origin          Origin
-	Note            string
+	Card            string  `json:"card"`
+	Workload        string  `json:"workload"`
+	TokensPerSecond float64 `json:"tokens_per_second"`
+	Origin          Origin  `json:"origin"`
+	Note            string  `json:"note,omitempty"`
 }
 
 // SeedProfiles is the default profile of every card of the catalog for every

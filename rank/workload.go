@@ -29,16 +29,16 @@ func (m Method) Training() bool {
 // Model is the shape of a transformer model as far as memory and throughput
 // need it. ParamsB is the total parameter count in billions.
 type Model struct {
-	Name    string
-	ParamsB float64
-	Layers  int
-	Hidden  int
-	Heads   int
+	Name    string  `json:"name"`
+	ParamsB float64 `json:"params_b"`
+	Layers  int     `json:"layers"`
+	Hidden  int     `json:"hidden"`
+	Heads   int     `json:"heads"`
 	// KVHeads is the number of key/value heads (grouped-query attention);
 	// 0 means Heads (multi-head attention).
-	KVHeads int
+	KVHeads int `json:"kv_heads"`
 	// HeadDim is the size of one attention head; 0 means Hidden / Heads.
-	HeadDim int
+	HeadDim int `json:"head_dim"`
 }
 
 // Params is the parameter count (not in billions).

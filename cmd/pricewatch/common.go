@@ -92,7 +92,7 @@ func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.
 	if err != nil {
 		return nil, err
 	}
-	cfg.PointAt(srv.URL, fixtures.URLs(srv.URL))
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
 	log.Info("sources point at the fixture server", "url", srv.URL, "sources", strings.Join(fixtures.Sources(), ","))
 	return srv, nil
 }

@@ -4,6 +4,8 @@
 //	pricewatch serve  [--config FILE] [--db FILE] [--addr HOST:PORT] [--demo | --fixtures DIR]
 //	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]
 //	pricewatch sources [--config FILE] [--db FILE] [--json]
+//	pricewatch plan   [--config FILE] [--db FILE] [--spec FILE] [job flags…] [--json]
+//	pricewatch profile set --card C --workload W --tps N [--note TEXT] | list
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
 package main
 
@@ -56,6 +58,9 @@ Commands:
   best    print the best offer per card for a workload, from the database
   sources print every source's health: status, last run and success, offers,
           unknown GPU names, failures, last error
+  plan    price a job: memory, GPU count, hours, compute and hidden costs,
+          total and pessimistic cost to target, per option
+  profile set or list throughput profiles (set: your measured tokens/s)
 
 Run "pricewatch <command> -h" for a command's flags.`
 
@@ -74,6 +79,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBest(ctx, args[1:], stdout, stderr)
 	case "sources":
 		return runSources(ctx, args[1:], stdout, stderr)
+	case "plan":
+		return runPlan(ctx, args[1:], stdout, stderr)
+	case "profile":
+		return runProfile(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/scrapers"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -81,7 +84,7 @@ func copyFixtures(t *testing.T) string {
 func writeConfig(t *testing.T, db, slackURL, schedule string) string {
 	t.Helper()
 	var src strings.Builder
-	for _, name := range fixtures.Sources() {
+	for _, name := range scrapers.Names() {
 		fmt.Fprintf(&src, "  %s:\n    schedule: %q\n    timeout: 2s\n", name, schedule)
 	}
 	cfg := fmt.Sprintf(`db: %s
@@ -122,6 +125,11 @@ func startServe(t *testing.T, args ...string) *daemon {
 	d := &daemon{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
 	go func() { d.done <- Run(ctx, append([]string{"serve"}, args...), d.out, d.errOut) }()
 	waitFor(t, 10*time.Second, "the daemon to listen", func() bool {
+		select {
+		case err := <-d.done:
+			t.Fatalf("serve ended before listening: %v\n%s", err, d.errOut.String())
+		default:
+		}
 		if m := servingRe.FindStringSubmatch(d.out.String()); m != nil {
 			d.base = m[1]
 			return true
@@ -180,7 +188,7 @@ func (d *daemon) sourcesOK(t *testing.T) bool {
 			return false
 		}
 	}
-	return len(s.Sources) == len(fixtures.Sources())
+	return len(s.Sources) == len(scrapers.Names())
 }
 
 func (d *daemon) runsSince(t *testing.T, after time.Time) bool {
@@ -263,7 +271,7 @@ func TestScrape_SummaryAndExitStatus(t *testing.T) {
 		t.Fatalf("one failing source must not fail the command: %v\n%s", err, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != len(fixtures.Sources()) {
+	if len(lines) != len(scrapers.Names()) {
 		t.Fatalf("summary lines:\n%s", out.String())
 	}
 	for _, l := range lines {
@@ -288,7 +296,7 @@ func TestScrape_SummaryAndExitStatus(t *testing.T) {
 		t.Errorf("err = %v; out:\n%s", err, out.String())
 	}
 	// Unknown source names are a usage error.
-	if err := Run(t.Context(), []string{"scrape", "--demo", "--db", db, "aws"}, &out, &errOut); err == nil {
+	if err := Run(t.Context(), []string{"scrape", "--demo", "--db", db, "nosuch"}, &out, &errOut); err == nil {
 		t.Error("unknown source accepted")
 	}
 }
@@ -354,5 +362,110 @@ func TestRun_Usage(t *testing.T) {
 	}
 	if err := Run(t.Context(), []string{"help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "serve") {
 		t.Errorf("help: %v", err)
+	}
+}
+
+// TestPlan_EndToEnd: /v1/plan over the demo fixtures; a measured profile set
+// through the API with the token (refused without it) changes the plan; the
+// CLI asks the daemon while it holds the database, and reads the store
+// after it stopped.
+func TestPlan_EndToEnd(t *testing.T) {
+	t.Setenv(config.EnvAPIToken, "tok-123")
+	db := filepath.Join(t.TempDir(), "pw.db")
+	cfg := writeConfig(t, db, "http://127.0.0.1:1", "@every 1h")
+	d := startServe(t, "--config", cfg, "--demo")
+	waitFor(t, 15*time.Second, "the first scrape", func() bool { return d.sourcesOK(t) })
+
+	post := func(body string) (int, rank.PlanResult) {
+		res, err := http.Post(d.base+"/v1/plan", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var pr rank.PlanResult
+		json.NewDecoder(res.Body).Decode(&pr)
+		return res.StatusCode, pr
+	}
+	code, pr := post(`{"workload": "lora-7b", "tokens": 1e8, "card": "A100-80GB-SXM", "max_gpus": 1, "currency": "CNY"}`)
+	if code != 200 || len(pr.Options) == 0 || pr.Options[0].ThroughputOrigin == rank.OriginMeasured {
+		t.Fatalf("plan before: %d %+v", code, pr.Options)
+	}
+	put := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPut, d.base+"/v1/profiles/A100-80GB-SXM/lora-7b", strings.NewReader(`{"tokens_per_second": 2000, "note": "e2e"}`))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if c := put(""); c != 401 {
+		t.Errorf("PUT without a token: %d, want 401", c)
+	}
+	if c := put("wrong"); c != 401 {
+		t.Errorf("PUT with a wrong token: %d, want 401", c)
+	}
+	if c := put("tok-123"); c != 200 {
+		t.Fatalf("PUT with the token: %d", c)
+	}
+	code, pr = post(`{"workload": "lora-7b", "tokens": 1e8, "card": "A100-80GB-SXM", "max_gpus": 1, "currency": "CNY"}`)
+	if code != 200 || pr.Options[0].ThroughputOrigin != rank.OriginMeasured || pr.Options[0].TokensPerSecondPerGPU != 2000 {
+		t.Fatalf("plan after: %+v", pr.Options[0])
+	}
+	// 1e8 tokens at 2000 tokens/s = 13.89 h.
+	if math.Abs(pr.Options[0].Hours-1e8/(2000*3600)) > 1e-3 {
+		t.Errorf("hours = %v", pr.Options[0].Hours)
+	}
+
+	// The CLI asks the daemon that holds the database.
+	var out, errOut bytes.Buffer
+	if err := Run(t.Context(), []string{"plan", "--config", cfg, "--workload", "lora-7b", "--tokens", "1e8", "--card", "A100-80GB-SXM",
+		"--max-gpus", "1", "--currency", "CNY", "--json"}, &out, &errOut); err != nil {
+		t.Fatalf("plan via the daemon: %v %s", err, errOut.String())
+	}
+	var viaCLI rank.PlanResult
+	json.Unmarshal(out.Bytes(), &viaCLI)
+	if len(viaCLI.Options) == 0 || viaCLI.Options[0].Key != pr.Options[0].Key || viaCLI.Options[0].TotalCost != pr.Options[0].TotalCost {
+		t.Errorf("CLI plan differs from the endpoint: %+v", viaCLI.Options)
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"profile", "set", "--config", cfg, "--card", "L40S", "--workload", "lora-7b", "--tps", "3100"}, &out, &errOut); err != nil {
+		t.Fatalf("profile set via the daemon: %v", err)
+	}
+	d.stop(t)
+
+	// After the daemon stopped, the store has both measured profiles.
+	out.Reset()
+	if err := Run(t.Context(), []string{"profile", "list", "--db", db, "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Profiles []rank.Profile }
+	json.Unmarshal(out.Bytes(), &list)
+	measured := 0
+	for _, p := range list.Profiles {
+		if p.Origin == rank.OriginMeasured {
+			measured++
+		}
+	}
+	if measured != 2 {
+		t.Errorf("measured profiles in the store: %d, want 2", measured)
+	}
+	// A YAML spec file, read from the store.
+	spec := filepath.Join(t.TempDir(), "job.yaml")
+	os.WriteFile(spec, []byte("model: {preset: llama3-8b}\nmethod: qlora\nprecision: nf4\ntokens: 5e7\ncurrency: USD\nmax_gpus: 2\nhidden: {storage_gb: 100, storage_days: 3}\n"), 0o644)
+	out.Reset()
+	if err := Run(t.Context(), []string{"plan", "--db", db, "--spec", spec}, &out, &errOut); err != nil {
+		t.Fatalf("plan --spec: %v", err)
+	}
+	if !strings.Contains(out.String(), "Memory on one GPU") || !strings.Contains(out.String(), "qlora of llama3-8b") {
+		t.Errorf("plan table:\n%s", out.String())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("model: {preset: llama3-8b}\ntokens: 5e7\ncolour: red\n"), 0o644)
+	if err := Run(t.Context(), []string{"plan", "--db", db, "--spec", bad}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("unknown spec field: %v", err)
 	}
 }

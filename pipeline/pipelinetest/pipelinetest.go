@@ -84,7 +84,7 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	cfg := config.Default()
-	cfg.PointAt(srv.URL, fixtures.URLs(srv.URL))
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
 	for name, s := range cfg.Sources {
 		s.Settings.Timeout = 2 * time.Second
 		s.Settings.RetryBackoff = 10 * time.Millisecond

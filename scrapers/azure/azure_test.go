@@ -165,7 +165,7 @@ type counter struct {
 }
 
 func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/api/retail/prices" {
+	if r.URL.Path == "/azure/api/retail/prices" {
 		c.mu.Lock()
 		c.reqs = append(c.reqs, r.Clone(r.Context()))
 		c.mu.Unlock()

@@ -28,8 +28,9 @@ var update = flag.Bool("update", false, "rewrite golden expected.json files")
 // At is the fixed run time golden results are stamped with.
 var At = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-// Env returns a run environment for the named source pointed at base
-// (a fixture server URL), with no politeness delay and a short timeout.
+// Env returns a run environment for the named source pointed at a fixture
+// server at base (its URL is fixtures.URLs(base)[name]), with no
+// politeness delay and a short timeout.
 func Env(t testing.TB, name, base string) *scrapers.Env {
 	t.Helper()
 	reg, ok := scrapers.Get(name)
@@ -50,13 +51,29 @@ func Env(t testing.TB, name, base string) *scrapers.Env {
 // TestSecret stands in for every key and token a source asks for.
 func TestSecret(string) string { return "test-secret" }
 
+// Scraper returns a new scraper for the named source with its extra
+// endpoints (scrapers.Rebaser) pointed at a fixture server at base, and its
+// run environment.
+func Scraper(t testing.TB, name, base string) (scrapers.Scraper, *scrapers.Env) {
+	t.Helper()
+	reg, ok := scrapers.Get(name)
+	if !ok {
+		t.Fatalf("source %q is not registered", name)
+	}
+	s := reg.New()
+	if rb, ok := s.(scrapers.Rebaser); ok {
+		rb.Rebase(fixtures.Base(base, name))
+	}
+	return s, Env(t, name, base)
+}
+
 // Scrape serves h on loopback and runs the named scraper against it.
 func Scrape(t testing.TB, name string, h http.Handler) (scrapers.Result, error) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	reg, _ := scrapers.Get(name)
-	return reg.New().Scrape(t.Context(), Env(t, name, srv.URL))
+	s, env := Scraper(t, name, srv.URL)
+	return s.Scrape(t.Context(), env)
 }
 
 // ScrapeFixtures runs the named scraper against the embedded fixtures.

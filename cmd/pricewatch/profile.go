@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "set" && args[0] != "list") {
+		return usageError{"usage: pricewatch profile set --card C --workload W --tps N [--note TEXT] | pricewatch profile list [--card C] [--workload W] [--json]"}
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("profile "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, false)
+	card := fs.String("card", "", "canonical card id, e.g. A100-80GB-SXM")
+	workload := fs.String("workload", "", "workload: lora-7b, qlora-7b, full-ft-7b, serve-7b")
+	tps := fs.Float64("tps", 0, "measured tokens per second per GPU (set)")
+	note := fs.String("note", "", "how it was measured (set)")
+	asJSON := fs.Bool("json", false, "print JSON (list)")
+	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if sub == "set" {
+		return setProfile(ctx, cfg, *card, *workload, *tps, *note, *addr, stdout)
+	}
+	st, err := openStore(cfg.DB, true)
+	var ps []rank.Profile
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		if *addr == "" {
+			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		if ps, err = askProfiles(ctx, *addr); err != nil {
+			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+		}
+	case err != nil:
+		return err
+	default:
+		defer st.Close()
+		if ps, err = st.Profiles(); err != nil {
+			return err
+		}
+	}
+	var out []rank.Profile
+	for _, p := range ps {
+		if (*card == "" || p.Card == *card) && (*workload == "" || p.Workload == *workload) {
+			out = append(out, p)
+		}
+	}
+	if *asJSON {
+		b, _ := json.Marshal(map[string]any{"profiles": out})
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CARD\tWORKLOAD\tTOKENS/S\tORIGIN\tNOTE")
+	for _, p := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\n", p.Card, p.Workload, p.TokensPerSecond, p.Origin, p.Note)
+	}
+	return tw.Flush()
+}
+
+func setProfile(ctx context.Context, cfg *config.Config, card, workload string, tps float64, note, addr string, stdout io.Writer) error {
+	if _, ok := normalize.DefaultCatalog().Card(card); !ok {
+		return usageError{fmt.Sprintf("--card: unknown card %q", card)}
+	}
+	if _, ok := rank.WorkloadByName(workload); !ok {
+		return usageError{fmt.Sprintf("--workload: unknown workload %q", workload)}
+	}
+	if !(tps > 0 && tps < 1e7) {
+		return usageError{"--tps: must be a positive tokens-per-second figure"}
+	}
+	p := rank.Profile{Card: card, Workload: workload, TokensPerSecond: tps, Origin: rank.OriginMeasured, Note: "measured: " + note}
+	st, err := openStore(cfg.DB, false)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		// The daemon holds the file: write through its API (needs the token).
+		if addr == "" {
+			addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		if err := putProfile(ctx, addr, cfg.Server.APIToken, card, workload, tps, note); err != nil {
+			return fmt.Errorf("%s is held by a running daemon; setting the profile through it at %s: %w", cfg.DB, addr, err)
+		}
+	case err != nil:
+		return err
+	default:
+		defer st.Close()
+		if err := st.PutProfile(p); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "measured profile set: %s %s %.0f tokens/s per GPU\n", card, workload, tps)
+	return nil
+}
+
+func putProfile(ctx context.Context, addr, token, card, workload string, tps float64, note string) error {
+	if token == "" {
+		return fmt.Errorf("no API token: set %s to the daemon's token", config.EnvAPIToken)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(httpapi.ProfileBody{TokensPerSecond: tps, Note: note})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/profiles/"+card+"/"+workload, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
+	}
+	return nil
+}
+
+func askProfiles(ctx context.Context, addr string) ([]rank.Profile, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/profiles", nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var out struct{ Profiles []rank.Profile }
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", res.StatusCode)
+	}
+	return out.Profiles, json.NewDecoder(res.Body).Decode(&out)
+}

@@ -1,0 +1,185 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+)
+
+// MaxBodyBytes caps request bodies.
+const MaxBodyBytes = 1 << 20
+
+// Writer is the optional part of a Backend that stores measured profiles.
+type Writer interface {
+	SetProfile(rank.Profile) error
+	Profiles() ([]rank.Profile, error)
+}
+
+// DecodeSpec reads a job spec strictly: an unknown field or a value of the
+// wrong type is an error naming the field.
+func DecodeSpec(r io.Reader) (rank.JobSpec, error) {
+	var spec rank.JobSpec
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "body larger than %d bytes", mbe.Limit)
+		case errors.As(err, &te):
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: want a %s, got %s", te.Field, te.Type, te.Value)
+		case errors.As(err, &se):
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "invalid JSON at byte %d: %v", se.Offset, err)
+		case errors.Is(err, io.EOF):
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "empty body: send a job spec as JSON")
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: unknown field", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
+		}
+		return spec, pricewatch.Errorf(pricewatch.EInvalid, "invalid job spec: %v", err)
+	}
+	if dec.More() {
+		return spec, pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the job spec")
+	}
+	return spec, nil
+}
+
+// Plan answers a job spec from the snapshot, with owned hardware.
+func Plan(snap *rank.Snapshot, spec rank.JobSpec, owned []rank.Owned) (*rank.PlanResult, error) {
+	job, err := spec.Resolve(func(name string) (rank.Workload, bool) { return snap.Workload(name) }, normalize.KnownCurrency, snap.Base)
+	if err != nil {
+		return nil, err
+	}
+	if job.Card != "" {
+		if _, ok := normalize.DefaultCatalog().Card(job.Card); !ok {
+			return nil, pricewatch.Errorf(pricewatch.EInvalid, "card: unknown card %q", job.Card)
+		}
+	}
+	if job.Currency != snap.Base && !snap.Rates.Has(job.Currency) {
+		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "no exchange rates yet to price in %s", job.Currency)
+	}
+	return snap.Plan(job, owned, normalize.DefaultCatalog())
+}
+
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	if len(r.URL.Query()) > 0 {
+		return pricewatch.Errorf(pricewatch.EInvalid, "POST /v1/plan takes a JSON job spec in the body, no query parameters")
+	}
+	spec, err := DecodeSpec(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return err
+	}
+	res, err := Plan(v.Snapshot, spec, s.backend.Config().Owned)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) writer() (Writer, error) {
+	wr, ok := s.backend.(Writer)
+	if !ok {
+		return nil, pricewatch.Errorf(pricewatch.ENotFound, "profiles are not available")
+	}
+	return wr, nil
+}
+
+func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkParams(q, "card", "workload", "origin"); err != nil {
+		return err
+	}
+	wr, err := s.writer()
+	if err != nil {
+		return err
+	}
+	ps, err := wr.Profiles()
+	if err != nil {
+		return err
+	}
+	out := []rank.Profile{}
+	for _, p := range ps {
+		if (q.Get("card") == "" || p.Card == q.Get("card")) && (q.Get("workload") == "" || p.Workload == q.Get("workload")) &&
+			(q.Get("origin") == "" || string(p.Origin) == q.Get("origin")) {
+			out = append(out, p)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"profiles": out})
+	return nil
+}
+
+// ProfileBody is the body of PUT /v1/profiles/{card}/{workload}.
+type ProfileBody struct {
+	TokensPerSecond float64 `json:"tokens_per_second"`
+	Note            string  `json:"note,omitempty"`
+}
+
+// authorize checks the bearer token of a write request in constant time.
+// Without a configured token the write endpoints are off.
+func (s *Server) authorize(r *http.Request) error {
+	want := s.backend.Config().Server.APIToken
+	if want == "" {
+		return pricewatch.Errorf(EForbidden, "write endpoints are off: no API token is configured (PRICEWATCH_API_TOKEN)")
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+		return pricewatch.Errorf(EUnauthorized, "missing or wrong bearer token")
+	}
+	return nil
+}
+
+// Error codes of the write endpoints.
+const (
+	EUnauthorized = "unauthorized"
+	EForbidden    = "forbidden"
+)
+
+func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	card, workload := r.PathValue("card"), r.PathValue("workload")
+	if _, ok := normalize.DefaultCatalog().Card(card); !ok {
+		return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", card)
+	}
+	if _, ok := rank.WorkloadByName(workload); !ok {
+		return pricewatch.Errorf(pricewatch.EInvalid, "unknown workload %q", workload)
+	}
+	var body ProfileBody
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		return pricewatch.Errorf(pricewatch.EInvalid, "invalid body: %v (want {\"tokens_per_second\": N, \"note\": \"…\"})", err)
+	}
+	if !(body.TokensPerSecond > 0 && body.TokensPerSecond < 1e7) {
+		return pricewatch.Errorf(pricewatch.EInvalid, "tokens_per_second: must be within (0, 1e7)")
+	}
+	if len(body.Note) > 500 {
+		return pricewatch.Errorf(pricewatch.EInvalid, "note: at most 500 characters")
+	}
+	wr, err := s.writer()
+	if err != nil {
+		return err
+	}
+	p := rank.Profile{Card: card, Workload: workload, TokensPerSecond: body.TokensPerSecond, Origin: rank.OriginMeasured,
+		Note: strings.TrimSpace("measured: " + body.Note)}
+	if err := wr.SetProfile(p); err != nil {
+		return fmt.Errorf("store profile: %w", err)
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
