@@ -115,11 +115,12 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	return &Env{Pipeline: p, Store: st, Notifier: n, Config: cfg, Registry: reg, URL: srv.URL}
 }
 
-// Round runs every enabled source once and refreshes, failing the test on a
-// refresh error; it returns the run summaries.
-func (e *Env) Round(t testing.TB) []pipeline.Summary {
+// Round runs the named sources (every enabled one when none are named)
+// once and refreshes, failing the test on a refresh error; it returns the
+// run summaries.
+func (e *Env) Round(t testing.TB, names ...string) []pipeline.Summary {
 	t.Helper()
-	sums := e.Pipeline.RunAll(t.Context(), nil)
+	sums := e.Pipeline.RunAll(t.Context(), names)
 	if err := e.Pipeline.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
