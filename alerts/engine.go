@@ -2,128 +2,304 @@ package alerts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
 )
 
-// Watch is a ranking whose best offer is watched.
+// Watch is a named ranking whose best offer is watched: a workload (or a
+// job spec, whose best plan option is watched) with optional card, modes,
+// regions and providers, in a currency, under its rules.
 type Watch struct {
-	Name     string
-	Workload string
-	Card     string
-	Modes    []pricewatch.Mode
-	Currency string
+	Name      string
+	Workload  string
+	Job       *rank.JobSpec
+	Card      string
+	Modes     []pricewatch.Mode
+	Currency  string
+	Regions   []string
+	Providers []string
+	Rules     Rules
 }
 
-// StateStore persists each watch's State (the store implements it).
-type StateStore interface {
-	GetAlertState(watch string, v any) (bool, error)
-	PutAlertState(watch string, v any) error
+// FailingRuns is how many failed runs in a row make a source failing for
+// alerting: its vanished offers are inhibited and one health post goes out.
+const FailingRuns = 3
+
+// Store is what the engine keeps in the database.
+type Store interface {
+	Decide(key string, fn func(state []byte) (any, []store.Message, error)) ([]uint64, error)
+	AddSample(watch string, s store.Sample) error
+	Series(watch string, since time.Time) ([]store.Sample, error)
+	Silences() ([]store.Silence, error)
 }
 
-// Engine evaluates watches against a ranking snapshot.
+// Engine evaluates watches and source health after every refresh.
 type Engine struct {
-	Store        StateStore
-	Notifier     Notifier // nil: decisions are logged, not posted
-	Watches      []Watch
-	MinChangePct float64
-	Log          *slog.Logger
-	Now          func() time.Time
-	// Result, if set, counts outcomes: baseline, posted, failed, logged.
-	Result func(result string)
+	Store   Store
+	Watches []Watch
+	Log     *slog.Logger
+	Now     func() time.Time
+	// Wake, if set, is signalled after messages were enqueued.
+	Wake func()
+	// Result, if set, counts outcomes by kind.
+	Result func(kind string)
 }
 
-// Evaluate decides, posts and records for every watch. A failed post
-// leaves that watch's state as it was, so the next evaluation retries.
-func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot) error {
+func (e *Engine) count(k string) {
+	if e.Result != nil {
+		e.Result(k)
+	}
+}
+
+// Evaluate runs the watches against a snapshot. health and enabled describe
+// the sources for inhibition, health posts and the degraded pause.
+func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot, health map[string]store.Health, enabled []string) error {
+	now := e.Now()
+	paused, err := e.sourceHealth(health, enabled, now)
+	if err != nil {
+		return err
+	}
+	silences, err := e.Store.Silences()
+	if err != nil {
+		return fmt.Errorf("silences: %w", err)
+	}
 	var errs []error
+	enqueued := false
 	for _, w := range e.Watches {
-		if err := e.evaluate(ctx, snap, w); err != nil {
+		n, err := e.evaluate(snap, w, health, silences, paused, now)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("watch %s: %w", w.Name, err))
 		}
+		enqueued = enqueued || n > 0
+	}
+	if enqueued && e.Wake != nil {
+		e.Wake()
 	}
 	return errors.Join(errs...)
 }
 
-func (e *Engine) count(r string) {
-	if e.Result != nil {
-		e.Result(r)
+// IsSilenced reports whether a silence covers the watch at t.
+func IsSilenced(silences []store.Silence, watch string, t time.Time) bool {
+	for _, s := range silences {
+		if (s.Watch == watch || s.Watch == "*") && !t.Before(s.Starts) && t.Before(s.Ends) {
+			return true
+		}
 	}
+	return false
 }
 
-func (e *Engine) evaluate(ctx context.Context, snap *rank.Snapshot, w Watch) error {
-	var st State
-	if _, err := e.Store.GetAlertState(w.Name, &st); err != nil {
-		return fmt.Errorf("load state: %w", err)
-	}
-	cur, err := e.current(snap, w)
+func (e *Engine) evaluate(snap *rank.Snapshot, w Watch, health map[string]store.Health, silences []store.Silence, paused bool, now time.Time) (int, error) {
+	cur, present, err := Current(snap, w, now)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	// Both sides are in the watch's currency: the stored cost is the one
-	// announced, the current one is converted at today's rates.
-	present := func(key string) bool {
-		for _, en := range snap.Entries(w.Workload) {
-			if en.Key == key && slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) {
-				return true
+	median := 0.0
+	if series, err := e.Store.Series(w.Name, now.Add(-7*24*time.Hour)); err == nil {
+		median = medianCost(series)
+	}
+	var out Outcome
+	ids, err := e.Store.Decide("watch:"+w.Name, func(raw []byte) (any, []store.Message, error) {
+		var st State
+		if raw != nil {
+			if err := json.Unmarshal(raw, &st); err != nil {
+				return nil, nil, fmt.Errorf("decode state: %w", err)
 			}
 		}
-		return false
-	}
-	d := Decide(st.Last, cur, present, e.MinChangePct)
-	switch {
-	case d.Kind == Baseline:
-		st.Version, st.Last = 1, cur
-		if err := e.Store.PutAlertState(w.Name, st); err != nil {
-			return fmt.Errorf("record baseline: %w", err)
+		in := Input{Now: now, Current: cur, Present: present, Median7d: median,
+			Silenced: IsSilenced(silences, w.Name, now), Paused: paused}
+		if st.Notified != nil {
+			in.Inhibited = health[st.Notified.Source].ConsecutiveFailures >= FailingRuns
 		}
-		e.count("baseline")
-		e.Log.Info("baseline recorded", "watch", w.Name, "best", cur.Label(), "cost_per_mtok", cur.CostPerMillionTokens, "currency", cur.Currency)
-		return nil
-	case !d.Post():
-		return nil
+		out = Decide(st, in, w.Rules)
+		if !out.Post() {
+			return out.State, nil, nil
+		}
+		m, err := encode("change", w.Name, ChangeMessage(w.Name, out), now)
+		return out.State, []store.Message{m}, err
+	})
+	if err != nil {
+		return 0, err
 	}
-	msg := ChangeMessage(w.Name, d)
-	if e.Notifier == nil {
-		e.count("logged")
-		e.Log.Info("alert (no Slack configured)", "watch", w.Name, "text", msg.Text)
-	} else if err := e.Notifier.Notify(ctx, msg); err != nil {
-		e.count("failed")
-		e.Log.Warn("alert post failed; will retry on the next run", "watch", w.Name, "err", err)
-		return nil
-	} else {
-		e.count("posted")
-		e.Log.Info("alert posted", "watch", w.Name, "kind", d.Kind, "text", msg.Text)
+	e.count(string(out.Kind))
+	if out.Kind != Nothing {
+		e.Log.Info("alert decision", "watch", w.Name, "kind", out.Kind, "change_pct", round1(out.ChangePct),
+			"unusual", out.Unusual, "confirmations", out.Confirmations)
 	}
-	st.Version, st.Last, st.LastPosted = 1, cur, e.Now()
-	if err := e.Store.PutAlertState(w.Name, st); err != nil {
-		// The post went out but is not recorded: the next run may repeat it.
-		return fmt.Errorf("record posted alert: %w", err)
+	if cur != nil {
+		if err := e.Store.AddSample(w.Name, store.Sample{At: now, Cost: cur.CostPerMillionTokens, Key: cur.Key}); err != nil {
+			return len(ids), err
+		}
 	}
-	return nil
+	return len(ids), nil
 }
 
-// current is the watch's best choice in its currency, nil if none.
-func (e *Engine) current(snap *rank.Snapshot, w Watch) (*Choice, error) {
-	best := snap.Best(w.Workload, w.Modes, w.Card)
-	if len(best) == 0 {
-		return nil, nil
+func round1(v float64) float64 { return float64(int64(v*10)) / 10 }
+
+func medianCost(series []store.Sample) float64 {
+	if len(series) == 0 {
+		return 0
 	}
-	b := best[0]
+	v := make([]float64, len(series))
+	for i, s := range series {
+		v[i] = s.Cost
+	}
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// Current is a watch's best choice in its currency (nil when it has no
+// eligible offer) and a test of whether an offer key is still ranked.
+func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string) bool, error) {
+	if w.Job != nil {
+		return currentPlan(snap, w, now)
+	}
+	var list []rank.Entry
+	for _, en := range snap.Entries(w.Workload) {
+		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) &&
+			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
+			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
+			list = append(list, en)
+		}
+	}
+	keys := make(map[string]bool, len(list))
+	for _, en := range list {
+		keys[en.Key] = true
+	}
+	present := func(k string) bool { return keys[k] }
+	if len(list) == 0 {
+		return nil, present, nil
+	}
+	b := list[0]
 	price, err := snap.Rates.Convert(b.PricePerGPUHour, snap.Base, w.Currency)
 	if err != nil {
-		return nil, fmt.Errorf("convert to %s: %w", w.Currency, err)
+		return nil, present, fmt.Errorf("convert to %s: %w", w.Currency, err)
 	}
 	return &Choice{
 		Key: b.Key, Card: b.Card, Source: b.Source, OfferID: b.OfferID, Region: b.Region, Mode: b.Mode,
-		PricePerGPUHour:      price,
-		CostPerMillionTokens: rank.CostPerMillionTokens(price, b.TokensPerSecond),
-		Currency:             w.Currency, At: e.Now(),
-	}, nil
+		PricePerGPUHour: price, CostPerMillionTokens: rank.CostPerMillionTokens(price, b.TokensPerSecond),
+		Currency: w.Currency, At: now,
+	}, present, nil
+}
+
+func currentPlan(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string) bool, error) {
+	spec := *w.Job
+	spec.Currency = w.Currency
+	if spec.Limit == 0 {
+		spec.Limit = rank.MaxPlanLimit
+	}
+	job, err := spec.Resolve(func(n string) (rank.Workload, bool) { return snap.Workload(n) }, normalize.KnownCurrency, snap.Base)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := snap.Plan(job, nil, normalize.DefaultCatalog())
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := map[string]bool{}
+	var best *rank.Option
+	for i, o := range res.Options {
+		if (len(w.Regions) > 0 && !slices.Contains(w.Regions, o.Region)) || (len(w.Providers) > 0 && !slices.Contains(w.Providers, o.Provider)) {
+			continue
+		}
+		keys[o.Key] = true
+		if best == nil {
+			best = &res.Options[i]
+		}
+	}
+	present := func(k string) bool { return keys[k] }
+	if best == nil {
+		return nil, present, nil
+	}
+	return &Choice{Key: best.Key, Card: best.Card, Source: best.Source, OfferID: best.Offer, Region: best.Region, Mode: best.Mode,
+		PricePerGPUHour: best.PricePerGPUHour, CostPerMillionTokens: best.CostPerMillionTokens, Currency: w.Currency, At: now}, present, nil
+}
+
+// sourceState is the notification state of one source's health.
+type sourceState struct {
+	Alerted bool `json:"alerted"`
+}
+
+// sourceHealth posts once when a source has failed FailingRuns runs in a
+// row and once when it recovers, and once when more than half the sources
+// fail (data quality degraded, change posts paused) and once when that
+// ends. It returns whether change posts are paused.
+func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, now time.Time) (bool, error) {
+	failing := 0
+	for _, name := range enabled {
+		h, ok := health[name]
+		if ok && !h.LastOK {
+			failing++
+		}
+		if !ok {
+			continue
+		}
+		_, err := e.Store.Decide("source:"+name, func(raw []byte) (any, []store.Message, error) {
+			var st sourceState
+			if raw != nil {
+				_ = json.Unmarshal(raw, &st)
+			}
+			switch {
+			case !st.Alerted && h.ConsecutiveFailures >= FailingRuns:
+				m, err := encode("health", "", HealthMessage(name, h, false), now)
+				return sourceState{Alerted: true}, []store.Message{m}, err
+			case st.Alerted && h.LastOK:
+				m, err := encode("health", "", HealthMessage(name, h, true), now)
+				return sourceState{Alerted: false}, []store.Message{m}, err
+			}
+			return nil, nil, nil
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	degraded := len(enabled) > 0 && failing*2 > len(enabled)
+	_, err := e.Store.Decide("degraded", func(raw []byte) (any, []store.Message, error) {
+		var st sourceState
+		if raw != nil {
+			_ = json.Unmarshal(raw, &st)
+		}
+		if st.Alerted == degraded {
+			return nil, nil, nil
+		}
+		m, err := encode("degraded", "", DegradedMessage(failing, len(enabled), degraded), now)
+		return sourceState{Alerted: degraded}, []store.Message{m}, err
+	})
+	return degraded, err
+}
+
+// payload is a Message as stored in the outbox.
+type payload struct {
+	Text   string          `json:"text"`
+	Blocks json.RawMessage `json:"blocks"`
+}
+
+func encode(kind, watch string, m Message, now time.Time) (store.Message, error) {
+	blocks, err := json.Marshal(m.Blocks)
+	if err != nil {
+		return store.Message{}, err
+	}
+	p, err := json.Marshal(payload{Text: m.Text, Blocks: blocks})
+	if err != nil {
+		return store.Message{}, err
+	}
+	return store.Message{Kind: kind, Watch: watch, Text: m.Text, Payload: p, Created: now}, nil
+}
+
+// EncodeMessage turns a message into an outbox entry (digests, tests).
+func EncodeMessage(kind string, m Message, now time.Time) (store.Message, error) {
+	return encode(kind, "", m, now)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackutilsx"
+
+	"github.com/pricewatch/pricewatch/store"
 )
 
 // Message is one Slack message: Block Kit blocks and the plain-text
@@ -15,9 +17,19 @@ type Message struct {
 	Blocks []slack.Block `json:"blocks"`
 }
 
+// Slack's documented limits, checked by the message tests.
+const (
+	MaxBlocks      = 50
+	MaxSectionText = 3000
+	MaxHeaderText  = 150
+	MaxFieldText   = 2000
+	MaxFields      = 10
+)
+
 func esc(s string) string { return slackutilsx.EscapeMessage(s) }
 
-func money(v float64, cur string) string {
+// Money formats an amount with sensible precision for prices and costs.
+func Money(v float64, cur string) string {
 	switch {
 	case v >= 100:
 		return fmt.Sprintf("%.0f %s", v, cur)
@@ -30,65 +42,105 @@ func money(v float64, cur string) string {
 	}
 }
 
-// ChangeMessage renders a posted decision for a watch.
-func ChangeMessage(watch string, d Decision) Message {
+// ChangeMessage renders a posted decision for a watch: the workload, last
+// notified → current offer and card, cost per million tokens old → new and
+// the change, how many checks confirmed it, and an "unusual" label.
+func ChangeMessage(watch string, o Outcome) Message {
+	old, cur := o.Old, o.New
 	var title, text string
-	old := d.Old
-	switch d.Kind {
-	case Cheaper:
-		title = fmt.Sprintf("Cheaper GPU option for %s", watch)
+	switch {
+	case o.Kind == Cheaper:
+		title = "Cheaper GPU option for " + watch
 		text = fmt.Sprintf("%s: new best %s at %s per million tokens (was %s with %s, %+.1f%%)",
-			watch, d.New.Label(), money(d.New.CostPerMillionTokens, d.New.Currency),
-			money(old.CostPerMillionTokens, old.Currency), old.Label(), d.ChangePct)
-	case Vanished:
-		title = fmt.Sprintf("Best GPU option for %s is gone", watch)
-		if d.New == nil {
-			text = fmt.Sprintf("%s: the best offer %s (%s per million tokens) vanished and no offer is left",
-				watch, old.Label(), money(old.CostPerMillionTokens, old.Currency))
-		} else {
-			text = fmt.Sprintf("%s: the best offer %s vanished; new best %s at %s per million tokens (was %s, %+.1f%%)",
-				watch, old.Label(), d.New.Label(), money(d.New.CostPerMillionTokens, d.New.Currency),
-				money(old.CostPerMillionTokens, old.Currency), d.ChangePct)
-		}
+			watch, cur.Label(), Money(cur.CostPerMillionTokens, cur.Currency), Money(old.CostPerMillionTokens, old.Currency), old.Label(), o.ChangePct)
+	case cur == nil:
+		title = "Best GPU option for " + watch + " is gone"
+		text = fmt.Sprintf("%s: the best offer %s (%s per million tokens) vanished and no offer is left",
+			watch, old.Label(), Money(old.CostPerMillionTokens, old.Currency))
 	default:
-		return Message{}
+		title = "GPU prices rose for " + watch
+		what := "rose"
+		if o.Vanished {
+			what = "vanished"
+		}
+		text = fmt.Sprintf("%s: the best offer %s %s; now %s at %s per million tokens (was %s, %+.1f%%)",
+			watch, old.Label(), what, cur.Label(), Money(cur.CostPerMillionTokens, cur.Currency), Money(old.CostPerMillionTokens, old.Currency), o.ChangePct)
+	}
+	if o.Unusual {
+		title = "Unusual drop: " + title
+		text += " — unusual: more than the usual drop, confirmed over " + fmt.Sprint(o.Confirmations) + " checks; check before acting"
 	}
 	blocks := []slack.Block{
-		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, 150), false, false)),
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
 	}
 	fields := []*slack.TextBlockObject{
-		md("*Workload*\n" + esc(watch)),
-		md(fmt.Sprintf("*Cost per million tokens*\n%s → %s", costOf(old), costOf(d.New))),
+		md("*Watch*\n" + esc(watch)),
+		md(fmt.Sprintf("*Cost per million tokens*\n%s → %s", costOf(old), costOf(cur))),
 		md("*Was*\n" + esc(old.Label())),
-		md("*Now*\n" + nowLabel(d)),
+		md("*Now*\n" + nowLabel(cur)),
 	}
-	if d.New != nil {
+	if cur != nil {
 		fields = append(fields,
-			md(fmt.Sprintf("*Change*\n%+.1f%%", d.ChangePct)),
-			md(fmt.Sprintf("*Price per GPU-hour*\n%s → %s", money(old.PricePerGPUHour, old.Currency), money(d.New.PricePerGPUHour, d.New.Currency))))
+			md(fmt.Sprintf("*Change*\n%+.1f%%", o.ChangePct)),
+			md(fmt.Sprintf("*Price per GPU-hour*\n%s → %s", Money(old.PricePerGPUHour, old.Currency), Money(cur.PricePerGPUHour, cur.Currency))))
 	}
 	blocks = append(blocks, slack.NewSectionBlock(nil, fields, nil))
-	blocks = append(blocks, slack.NewContextBlock("", md("pricewatch · cost = price per GPU-hour × 10⁶ / (tokens/s × 3600)")))
-	// The fallback text is rendered as mrkdwn in notifications: escape it.
+	note := fmt.Sprintf("confirmed over %d checks · pricewatch · cost = price per GPU-hour × 10⁶ / (tokens/s × 3600)", o.Confirmations)
+	if o.Unusual {
+		note = ":warning: *unusual* — a drop this large is often a parser or unit error; " + note
+	}
+	blocks = append(blocks, slack.NewContextBlock("", md(note)))
 	return Message{Text: esc(text), Blocks: blocks}
 }
 
-func nowLabel(d Decision) string {
-	if d.New == nil {
+// HealthMessage tells that a source has been failing (or recovered).
+func HealthMessage(source string, h store.Health, recovered bool) Message {
+	var title, text string
+	if recovered {
+		title = "Source " + source + " recovered"
+		text = fmt.Sprintf("Source %s recovered: %d offers in the last run", source, h.Offers)
+	} else {
+		title = "Source " + source + " is failing"
+		text = fmt.Sprintf("Source %s has failed %d runs in a row; its last good offers stay until they go stale, and their vanishing posts nothing. Last error: %s",
+			source, h.ConsecutiveFailures, h.LastError)
+	}
+	return Message{Text: esc(text), Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
+		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),
+	}}
+}
+
+// DegradedMessage tells that more than half the sources fail (change posts
+// pause) or that it ended.
+func DegradedMessage(failing, total int, degraded bool) Message {
+	text := fmt.Sprintf("Data quality degraded: %d of %d sources failing; change alerts are paused until most sources recover", failing, total)
+	title := "Data quality degraded"
+	if !degraded {
+		text = fmt.Sprintf("Data quality restored: %d of %d sources failing; change alerts resume", failing, total)
+		title = "Data quality restored"
+	}
+	return Message{Text: text, Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, title, false, false)),
+		slack.NewSectionBlock(md(text), nil, nil),
+	}}
+}
+
+func nowLabel(c *Choice) string {
+	if c == nil {
 		return "no offer left"
 	}
-	return esc(d.New.Label())
+	return esc(c.Label())
 }
 
 func costOf(c *Choice) string {
 	if c == nil {
 		return "—"
 	}
-	return money(c.CostPerMillionTokens, c.Currency)
+	return Money(c.CostPerMillionTokens, c.Currency)
 }
 
 func md(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, truncate(s, 2000), false, false)
+	return slack.NewTextBlockObject(slack.MarkdownType, truncate(s, MaxFieldText), false, false)
 }
 
 func truncate(s string, n int) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -69,12 +70,28 @@ func (n *webhookNotifier) Notify(ctx context.Context, m Message) error {
 		Text: m.Text, Blocks: &slack.Blocks{BlockSet: m.Blocks},
 	})
 	if err != nil {
-		// The webhook URL is a secret: the wrapped net/url error would
-		// carry it into log lines, so keep only the redacted text.
-		return errors.New("slack webhook: " + redact(err.Error(), n.url))
+		// The webhook URL is a secret: a net/url error carries it into
+		// log lines, so replace it there and keep the error's type for
+		// Classify.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			red := *ue
+			red.URL = "<webhook-url>"
+			return fmt.Errorf("slack webhook: %w", &red)
+		}
+		return fmt.Errorf("slack webhook: %w", redactedError{err, n.url})
 	}
 	return nil
 }
+
+// redactedError hides a secret in an error's text and keeps the chain.
+type redactedError struct {
+	err    error
+	secret string
+}
+
+func (r redactedError) Error() string { return redact(r.err.Error(), r.secret) }
+func (r redactedError) Unwrap() error { return r.err }
 
 func redact(s, secret string) string {
 	if secret == "" {

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
 )
@@ -27,6 +28,8 @@ import (
 const (
 	EnvSlackToken   = "PRICEWATCH_SLACK_TOKEN"
 	EnvSlackWebhook = "PRICEWATCH_SLACK_WEBHOOK_URL"
+	// EnvSlackSigningSecret verifies slash-command requests.
+	EnvSlackSigningSecret = "PRICEWATCH_SLACK_SIGNING_SECRET"
 	// EnvAPIToken is the bearer token of the HTTP API's write endpoints;
 	// without one they are off.
 	EnvAPIToken = "PRICEWATCH_API_TOKEN"
@@ -40,6 +43,7 @@ type Config struct {
 	Server    Server  `yaml:"server"`
 	Ranking   Ranking `yaml:"ranking"`
 	Alerts    Alerts  `yaml:"alerts"`
+	Digest    Digest  `yaml:"digest"`
 	Slack     Slack   `yaml:"slack"`
 	// Owned is hardware the user owns or could buy, priced beside rentals
 	// in plans.
@@ -70,29 +74,83 @@ type Ranking struct {
 
 // Alerts configures change alerts.
 type Alerts struct {
-	MinChangePct float64 `yaml:"min_change_pct"`
+	// The rules every watch follows unless it overrides them.
+	alerts.Rules `yaml:",inline"`
 	Watches      []Watch `yaml:"watches"`
 }
 
-// Watch is a ranking whose best offer is watched for changes.
+// Watch is a ranking whose best offer is watched for changes: a workload,
+// or a job spec (`job`, the body of POST /v1/plan) whose best plan option
+// is watched.
 type Watch struct {
-	Name     string   `yaml:"name"`
-	Workload string   `yaml:"workload"`
-	Card     string   `yaml:"card"`
-	Modes    []string `yaml:"modes"`
-	Currency string   `yaml:"currency"`
+	Name      string         `yaml:"name"`
+	Workload  string         `yaml:"workload"`
+	Job       map[string]any `yaml:"job"`
+	Card      string         `yaml:"card"`
+	Modes     []string       `yaml:"modes"`
+	Currency  string         `yaml:"currency"`
+	Regions   []string       `yaml:"regions"`
+	Providers []string       `yaml:"providers"`
+	// Overrides of the alerts-wide rules.
+	MinChangePct       *float64       `yaml:"min_change_pct"`
+	MinChangeAbs       *float64       `yaml:"min_change_abs"`
+	ConfirmRuns        *int           `yaml:"confirm_runs"`
+	Cooldown           *time.Duration `yaml:"cooldown"`
+	Worse              *string        `yaml:"worse"`
+	UnusualDropPct     *float64       `yaml:"unusual_drop_pct"`
+	UnusualConfirmRuns *int           `yaml:"unusual_confirm_runs"`
+	Floor              *float64       `yaml:"floor"`
+}
+
+// RulesOver returns the watch's rules: its overrides over the defaults.
+func (w Watch) RulesOver(def alerts.Rules) alerts.Rules {
+	r := def
+	setF := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setI := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setF(&r.MinChangePct, w.MinChangePct)
+	setF(&r.MinChangeAbs, w.MinChangeAbs)
+	setF(&r.UnusualDropPct, w.UnusualDropPct)
+	setF(&r.Floor, w.Floor)
+	setI(&r.ConfirmRuns, w.ConfirmRuns)
+	setI(&r.UnusualConfirmRuns, w.UnusualConfirmRuns)
+	if w.Cooldown != nil {
+		r.Cooldown = *w.Cooldown
+	}
+	if w.Worse != nil {
+		r.Worse = *w.Worse
+	}
+	return r
+}
+
+// Digest configures the daily digest.
+type Digest struct {
+	Enabled bool `yaml:"enabled"`
+	// Schedule is a cron spec; a CRON_TZ= prefix sets its time zone
+	// (e.g. "CRON_TZ=Asia/Shanghai 0 9 * * *").
+	Schedule  string `yaml:"schedule"`
+	RunnersUp int    `yaml:"runners_up"`
 }
 
 // Slack configures delivery. Secrets come from the environment or files.
 type Slack struct {
 	Channel string `yaml:"channel"`
 	// APIURL overrides the Slack Web API base (tests point it at a fake).
-	APIURL         string `yaml:"api_url"`
-	TokenFile      string `yaml:"token_file"`
-	WebhookURLFile string `yaml:"webhook_url_file"`
+	APIURL            string `yaml:"api_url"`
+	TokenFile         string `yaml:"token_file"`
+	WebhookURLFile    string `yaml:"webhook_url_file"`
+	SigningSecretFile string `yaml:"signing_secret_file"`
 	// Token and WebhookURL are filled from the environment or the files.
-	Token      string `yaml:"-"`
-	WebhookURL string `yaml:"-"`
+	Token         string `yaml:"-"`
+	WebhookURL    string `yaml:"-"`
+	SigningSecret string `yaml:"-"`
 }
 
 // Source is one source's settings plus its scraper with its own options.
@@ -116,7 +174,8 @@ func Default() *Config {
 			IdleTimeout:       60 * time.Second,
 		},
 		Ranking: Ranking{ReliabilityFloor: 0.95, BaseCurrency: "USD"},
-		Alerts:  Alerts{MinChangePct: 3},
+		Alerts:  Alerts{Rules: alerts.DefaultRules()},
+		Digest:  Digest{Enabled: true, Schedule: "0 9 * * *", RunnersUp: 3},
 		Sources: map[string]Source{},
 	}
 	for _, name := range scrapers.Names() {
@@ -193,7 +252,7 @@ func (c *Config) Decode(r io.Reader) error {
 		return errors.New("the top level must be a mapping")
 	}
 	scalars := map[string]*string{"db": &c.DB, "log_level": &c.LogLevel, "user_agent": &c.UserAgent}
-	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned}
+	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned, "digest": &c.Digest}
 	if err := noDuplicateKeys(root, ""); err != nil {
 		return err
 	}
@@ -366,6 +425,9 @@ func (c *Config) LoadSecrets() error {
 	if c.Server.APIToken, err = read(EnvAPIToken, c.Server.APITokenFile); err != nil {
 		return err
 	}
+	if c.Slack.SigningSecret, err = read(EnvSlackSigningSecret, c.Slack.SigningSecretFile); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -384,8 +446,29 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 	if c.Ranking.BaseCurrency != "USD" && c.Ranking.BaseCurrency != "EUR" && c.Ranking.BaseCurrency != "CNY" {
 		bad("ranking.base_currency", "must be USD, EUR or CNY")
 	}
-	if c.Alerts.MinChangePct < 0 {
-		bad("alerts.min_change_pct", "must not be negative")
+	checkRules := func(f string, r alerts.Rules) {
+		switch {
+		case r.MinChangePct < 0:
+			bad(f+".min_change_pct", "must not be negative")
+		case r.MinChangeAbs < 0:
+			bad(f+".min_change_abs", "must not be negative")
+		case r.ConfirmRuns < 1 || r.UnusualConfirmRuns < 1:
+			bad(f+".confirm_runs", "confirm_runs and unusual_confirm_runs must be at least 1")
+		case r.Cooldown < 0:
+			bad(f+".cooldown", "must not be negative")
+		case r.Worse != alerts.WorseDigest && r.Worse != alerts.WorsePost:
+			bad(f+".worse", "must be %q or %q", alerts.WorseDigest, alerts.WorsePost)
+		case r.UnusualDropPct <= 0 || r.UnusualDropPct > 100:
+			bad(f+".unusual_drop_pct", "must be within (0, 100]")
+		case r.Floor < 0:
+			bad(f+".floor", "must not be negative")
+		}
+	}
+	checkRules("alerts", c.Alerts.Rules)
+	if c.Digest.Enabled {
+		if _, err := cron.ParseStandard(c.Digest.Schedule); err != nil {
+			bad("digest.schedule", "%v", err)
+		}
 	}
 	seen := map[string]bool{}
 	for i, w := range c.Alerts.Watches {
@@ -396,9 +479,13 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 			bad(f+".name", "duplicate %q", w.Name)
 		}
 		seen[w.Name] = true
-		if !workloadKnown(w.Workload) {
+		switch {
+		case w.Job != nil && w.Workload != "":
+			bad(f, "give a workload or a job, not both")
+		case w.Job == nil && !workloadKnown(w.Workload):
 			bad(f+".workload", "unknown workload %q", w.Workload)
 		}
+		checkRules(f, w.RulesOver(c.Alerts.Rules))
 		if w.Card != "" && !cardKnown(w.Card) {
 			bad(f+".card", "unknown card %q", w.Card)
 		}

@@ -18,7 +18,16 @@ import (
 	"github.com/pricewatch/pricewatch/scrapers/vast"
 )
 
-var allSources = []string{"azure", "ecb", "lambda", "runpod", "vast"}
+// allSources are the registered sources; the first five must always be there.
+var allSources = scrapers.Names()
+
+func init() {
+	for _, must := range []string{"azure", "ecb", "lambda", "runpod", "vast"} {
+		if !slices.Contains(allSources, must) {
+			panic("source " + must + " is not registered")
+		}
+	}
+}
 
 func workloadKnown(name string) bool { _, ok := rank.WorkloadByName(name); return ok }
 
@@ -283,7 +292,7 @@ func TestConfig_DecodeStrict(t *testing.T) {
 		{"OtherSourcesOption", "sources:\n  runpod:\n    regions: [eastus]\n", []string{"regions", "sources.runpod"}},
 		{"VastOptionOnAzure", "sources:\n  azure:\n    limit: 5\n", []string{"limit", "sources.azure"}},
 		{"OptionOnECB", "sources:\n  ecb:\n    max_pages: 5\n", []string{"max_pages", "sources.ecb"}},
-		{"UnknownSource", "sources:\n  coreweave:\n    enabled: true\n", []string{"coreweave"}},
+		{"UnknownSource", "sources:\n  nosuch:\n    enabled: true\n", []string{"nosuch"}},
 		{"SourceNotMapping", "sources:\n  vast: yes\n", []string{"sources.vast"}},
 		{"BadDuration", "sources:\n  vast:\n    stale_after: soon\n", []string{"sources.vast", "soon"}},
 		{"BadRegionsType", "sources:\n  azure:\n    regions: eastus\n", []string{"sources.azure"}},
@@ -565,9 +574,9 @@ func TestConfig_PointAt(t *testing.T) {
 	c := config.Default()
 	def := config.Default()
 	c.PointAt(map[string]string{
-		"azure":     "http://127.0.0.1:1/azure",
-		"vast":      "http://127.0.0.1:1/vast",
-		"coreweave": "http://127.0.0.1:1/none",
+		"azure":  "http://127.0.0.1:1/azure",
+		"vast":   "http://127.0.0.1:1/vast",
+		"nosuch": "http://127.0.0.1:1/none",
 	}, nil)
 	tests := []struct {
 		name, source, url string
@@ -594,7 +603,7 @@ func TestConfig_PointAt(t *testing.T) {
 	if def.Sources["lambda"].Settings.Delay == 0 || def.Sources["azure"].Settings.Delay == 0 {
 		t.Fatal("test needs sources with a non-zero default delay")
 	}
-	if _, ok := c.Sources["coreweave"]; ok {
+	if _, ok := c.Sources["nosuch"]; ok {
 		t.Error("PointAt added a source it does not know")
 	}
 	if len(c.Sources) != len(allSources) {

@@ -15,6 +15,7 @@ type metrics struct {
 	offers      *prometheus.GaugeVec
 	unknown     *prometheus.GaugeVec
 	alerts      *prometheus.CounterVec
+	deliveries  *prometheus.CounterVec
 	rankSeconds prometheus.Gauge
 }
 
@@ -40,13 +41,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "pricewatch_source_unknown_gpu_names", Help: "GPU names of the last good run that map to no card.",
 		}, []string{"source"}),
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pricewatch_alerts_total", Help: "Alert decisions by result (baseline, posted, failed, logged).",
+			Name: "pricewatch_alert_decisions_total", Help: "Alert decisions by kind (baseline, cheaper, unconfirmed, cooldown, silenced, …).",
+		}, []string{"kind"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pricewatch_slack_deliveries_total", Help: "Outbox delivery attempts by result (sent, retry, failed).",
 		}, []string{"result"}),
 		rankSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pricewatch_ranking_build_seconds", Help: "Time the last ranking rebuild took.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.duration, m.changes, m.up, m.offers, m.unknown, m.alerts, m.rankSeconds} {
+	for _, c := range []prometheus.Collector{m.runs, m.duration, m.changes, m.up, m.offers, m.unknown, m.alerts, m.deliveries, m.rankSeconds} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

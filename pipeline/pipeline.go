@@ -6,7 +6,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +42,8 @@ type Pipeline struct {
 	catalog   *normalize.Catalog
 	workloads []rank.Workload
 	alerts    *alerts.Engine
+	sender    *alerts.Sender
+	wake      chan struct{}
 	log       *slog.Logger
 	metrics   *metrics
 	now       func() time.Time
@@ -106,13 +110,52 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.wake = make(chan struct{}, 1)
 	p.alerts = &alerts.Engine{
-		Store: st, Notifier: opt.Notifier, Watches: watches, MinChangePct: cfg.Alerts.MinChangePct,
-		Log: opt.Logger.With("component", "alerts"), Now: opt.Now,
+		Store: st, Watches: watches, Log: opt.Logger.With("component", "alerts"), Now: opt.Now,
 		Result: func(r string) { m.alerts.WithLabelValues(r).Inc() },
+		Wake: func() {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		},
+	}
+	p.sender = &alerts.Sender{
+		Outbox: st, Notifier: opt.Notifier, Log: opt.Logger.With("component", "outbox"), Now: opt.Now,
+		Result: func(r string) { m.deliveries.WithLabelValues(r).Inc() },
 	}
 	return p, nil
 }
+
+// Watches are the watches the alert engine evaluates.
+func (p *Pipeline) Watches() []alerts.Watch { return p.alerts.Watches }
+
+// Deliver sends the due messages of the outbox once (scrape and digest
+// commands; the daemon runs the sender continuously with RunSender).
+func (p *Pipeline) Deliver(ctx context.Context) error {
+	_, err := p.sender.DeliverDue(ctx)
+	return err
+}
+
+// RunSender delivers the outbox until ctx ends, in order, with retries.
+func (p *Pipeline) RunSender(ctx context.Context) { p.sender.Run(ctx, p.wake) }
+
+// Enqueue puts a message (the digest) into the outbox and wakes the sender.
+func (p *Pipeline) Enqueue(kind string, m alerts.Message) error {
+	sm, err := alerts.EncodeMessage(kind, m, p.now())
+	if err != nil {
+		return err
+	}
+	if _, err := p.store.Enqueue(sm); err != nil {
+		return err
+	}
+	p.alerts.Wake()
+	return nil
+}
+
+// Store is the pipeline's store (read paths of the API and the digest).
+func (p *Pipeline) Store() *store.Store { return p.store }
 
 func (p *Pipeline) watches() ([]alerts.Watch, error) {
 	cw := p.cfg.Alerts.Watches
@@ -133,7 +176,27 @@ func (p *Pipeline) watches() ([]alerts.Watch, error) {
 		if cur == "" {
 			cur = p.cfg.Ranking.BaseCurrency
 		}
-		out = append(out, alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, Currency: cur})
+		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, Currency: cur,
+			Regions: w.Regions, Providers: w.Providers, Rules: w.RulesOver(p.cfg.Alerts.Rules)}
+		if w.Job != nil {
+			// The job goes through the endpoint's strict decoder, so a watch
+			// names a bad field just as POST /v1/plan would.
+			b, err := json.Marshal(w.Job)
+			if err != nil {
+				return nil, fmt.Errorf("watch %s: job: %w", w.Name, err)
+			}
+			var spec rank.JobSpec
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&spec); err != nil {
+				return nil, fmt.Errorf("watch %s: job: %w", w.Name, err)
+			}
+			if _, err := spec.Resolve(rank.WorkloadByName, normalize.KnownCurrency, cur); err != nil {
+				return nil, fmt.Errorf("watch %s: job: %w", w.Name, err)
+			}
+			aw.Job = &spec
+		}
+		out = append(out, aw)
 	}
 	return out, nil
 }
@@ -410,7 +473,7 @@ func (p *Pipeline) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.alerts.Evaluate(ctx, v.Snapshot); err != nil {
+	if err := p.alerts.Evaluate(ctx, v.Snapshot, v.Health, p.Enabled()); err != nil {
 		return fmt.Errorf("alerts: %w", err)
 	}
 	return nil

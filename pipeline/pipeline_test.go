@@ -52,6 +52,13 @@ func oneWatch(c *config.Config) {
 	c.Alerts.Watches = []config.Watch{{Name: "lora", Workload: "lora-7b", Modes: []string{"ondemand"}}}
 }
 
+// oneWatchPostingWorse also posts when the best gets worse.
+func oneWatchPostingWorse(c *config.Config) {
+	oneWatch(c)
+	worse := "post"
+	c.Alerts.Watches[0].Worse = &worse
+}
+
 func TestPipeline_FixtureRound(t *testing.T) {
 	env := pipelinetest.New(t, nil, nil)
 	for _, s := range env.Round(t) {
@@ -94,12 +101,18 @@ func TestPipeline_NewBestAlertsOnce(t *testing.T) {
 		t.Fatal("the baseline must be silent")
 	}
 	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
+	// An 85% drop against the 7-day median is unusual: three wins, not two.
+	env.Round(t)
+	env.Round(t)
+	if env.Notifier.Count() != 0 {
+		t.Fatal("an unusual drop must win three evaluations before it is posted")
+	}
 	env.Round(t)
 	if env.Notifier.Count() != 1 {
 		t.Fatalf("posts after the price cut = %d, want 1", env.Notifier.Count())
 	}
-	if msg := env.Notifier.Messages[0].Text; !strings.Contains(msg, "L40S") || !strings.Contains(msg, "runpod") {
-		t.Errorf("message does not name the new best: %q", msg)
+	if msg := env.Notifier.Messages[0].Text; !strings.Contains(msg, "L40S") || !strings.Contains(msg, "runpod") || !strings.Contains(msg, "unusual") {
+		t.Errorf("message does not name the new best as unusual: %q", msg)
 	}
 	env.Round(t)
 	if env.Notifier.Count() != 1 {
@@ -107,34 +120,39 @@ func TestPipeline_NewBestAlertsOnce(t *testing.T) {
 	}
 }
 
-func TestPipeline_FailedPostIsRetriedNextRun(t *testing.T) {
+func TestPipeline_FailedPostIsDeliveredLater(t *testing.T) {
 	dir := fixtureDir(t)
 	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
 	env.Round(t)
 	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
 	env.Notifier.SetFail(true)
 	env.Round(t)
+	env.Round(t)
+	env.Round(t)
 	if env.Notifier.Count() != 0 {
 		t.Fatal("a failing Slack delivered a message")
 	}
 	env.Notifier.SetFail(false)
+	env.Advance(time.Minute) // past the retry backoff
 	env.Round(t)
 	if env.Notifier.Count() != 1 {
 		t.Fatalf("posts after Slack recovered = %d, want 1", env.Notifier.Count())
 	}
+	env.Advance(time.Hour)
 	env.Round(t)
 	if env.Notifier.Count() != 1 {
-		t.Errorf("posted again after recording: %d", env.Notifier.Count())
+		t.Errorf("posted again after delivery: %d", env.Notifier.Count())
 	}
 }
 
 func TestPipeline_VanishedBestAlerts(t *testing.T) {
 	dir := fixtureDir(t)
-	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatchPostingWorse)
 	file := filepath.Join(dir, "runpod", "graphql.json")
 	edit(t, file, l40sPrice, l40sCheap)
 	env.Round(t) // baseline: the cheap L40S
 	edit(t, file, l40sCheap, `"communityPrice": 0,`)
+	env.Round(t)
 	env.Round(t)
 	if env.Notifier.Count() != 1 || !strings.Contains(env.Notifier.Messages[0].Text, "vanished") {
 		t.Fatalf("want one vanished post, got %d %v", env.Notifier.Count(), env.Notifier.Messages)
@@ -145,9 +163,17 @@ func TestPipeline_VanishedBestAlerts(t *testing.T) {
 // misbehaves while bad is set.
 func badHandler(source, mode string, bad *atomic.Bool) http.Handler {
 	good := fixtures.Handler(fixtures.FS())
-	path := strings.TrimPrefix(fixtures.URLs("")[source], "")
+	// Every route of the source misbehaves (a source may never request its
+	// first route, e.g. a catalog base folder).
+	paths := map[string]bool{}
+	routes, _ := fixtures.Routes(fixtures.FS())
+	for _, rt := range routes {
+		if rt.Source == source {
+			paths[fixtures.Base("", source)+rt.Path] = true
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !bad.Load() || r.URL.Path != path {
+		if !bad.Load() || !paths[r.URL.Path] {
 			good.ServeHTTP(w, r)
 			return
 		}

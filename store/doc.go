@@ -13,6 +13,11 @@
 //	  profiles/ <card> 0x00 <workload>                → rank.Profile (measured, published, estimated)
 //	  fx/       "latest" | <YYYY-MM-DD>               → pricewatch.Rates (last good rates kept)
 //	  alerts/   <watch>                               → alert state (owned by package alerts)
+//	  changelog/ <time> 0x00 <offer key>              → Change (appeared/changed/vanished with the old price; 30 days)
+//	  series/   <watch>/ <time>                       → Sample (a watch's best cost over time; 30 days)
+//	  outbox/   <8-byte sequence>                     → Message (Slack messages, delivered in order)
+//	  silences/ <8-byte sequence>                     → Silence
+//	  notify/   <watch or "source:<name>" or "degraded"> → notification state (owned by package alerts)
 //
 // Invariants: a history row is written only when an offer appears, changes
 // its priced terms (pricewatch.Offer.SamePrice) or vanishes from a

@@ -105,7 +105,8 @@ func initBuckets(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bOffers, bHistory, bRuns, bHealth, bProfiles, bFX, bAlerts} {
+	for _, b := range [][]byte{bOffers, bHistory, bRuns, bHealth, bProfiles, bFX, bAlerts,
+		bChangelog, bSeries, bOutbox, bSilences, bNotify} {
 		if _, err := root.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -241,11 +242,19 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		old[o.Key] = o
 	}
 	changes := 0
-	row := func(o pricewatch.Offer, ev Event) error {
+	cl := bucket(tx, bChangelog)
+	row := func(o pricewatch.Offer, ev Event, oldPrice float64) error {
 		changes++
-		return putJSON(hb, join([]byte(o.Key), timeKey(at)), HistoryRow{
+		if err := putJSON(hb, join([]byte(o.Key), timeKey(at)), HistoryRow{
 			At: at, Event: ev, Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency,
-		})
+		}); err != nil {
+			return err
+		}
+		ch := Change{At: at, Key: o.Key, Source: o.Source, Card: o.Card, Event: ev, OldPrice: oldPrice, Currency: o.Currency}
+		if ev != Vanished {
+			ch.NewPrice = o.PricePerGPUHour
+		}
+		return putJSON(cl, join(timeKey(at), []byte(o.Key)), ch)
 	}
 	seen := make(map[string]bool, len(offers))
 	for _, o := range offers {
@@ -257,12 +266,12 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		switch {
 		case !existed:
 			o.FirstSeen = at
-			if err := row(o, Appeared); err != nil {
+			if err := row(o, Appeared, 0); err != nil {
 				return 0, err
 			}
 		case !prev.SamePrice(o):
 			o.FirstSeen = prev.FirstSeen
-			if err := row(o, Changed); err != nil {
+			if err := row(o, Changed, prev.PricePerGPUHour); err != nil {
 				return 0, err
 			}
 		default:
@@ -281,12 +290,15 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		}
 	}
 	for _, o := range gone {
-		if err := row(o, Vanished); err != nil {
+		if err := row(o, Vanished, o.PricePerGPUHour); err != nil {
 			return 0, err
 		}
 		if err := ob.Delete(join([]byte(source), []byte(o.Key))); err != nil {
 			return 0, err
 		}
+	}
+	if err := pruneBefore(cl, at.Add(-ChangeRetention)); err != nil {
+		return 0, err
 	}
 	return changes, nil
 }

@@ -59,6 +59,11 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := p.Refresh(ctx); err != nil {
 		fmt.Fprintln(stderr, "pricewatch: refresh:", err)
 	}
+	// Deliver what the run decided; what cannot go now stays in the
+	// outbox for the daemon (or the next run) to retry.
+	if err := p.Deliver(ctx); err != nil {
+		fmt.Fprintln(stderr, "pricewatch: slack delivery:", err)
+	}
 	if ran > 0 && failed == ran {
 		return fmt.Errorf("every source failed (%d)", failed)
 	}

@@ -80,6 +80,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/metrics\n",
 		base, base, base, base, base, base)
 
+	// The outbox sender delivers Slack messages in order, with retries.
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		p.RunSender(ctx)
+	}()
+
 	// The first scrape runs at once, then cron takes over.
 	firstDone := make(chan struct{})
 	go func() {
@@ -105,6 +112,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// (deferred) the database.
 	<-firstDone
 	p.Stop(30 * time.Second)
+	<-senderDone
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

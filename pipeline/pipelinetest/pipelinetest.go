@@ -71,6 +71,23 @@ type Env struct {
 	Config   *config.Config
 	Registry *prometheus.Registry
 	URL      string
+
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now is the pipeline's clock: real time plus what Advance added.
+func (e *Env) Now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return time.Now().UTC().Add(e.offset)
+}
+
+// Advance moves the pipeline's clock forward (cooldowns, retry backoff).
+func (e *Env) Advance(d time.Duration) {
+	e.mu.Lock()
+	e.offset += d
+	e.mu.Unlock()
 }
 
 // New serves h (nil: the embedded fixtures) on loopback, points every
@@ -101,8 +118,9 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	t.Cleanup(func() { st.Close() })
 	n := &Notifier{}
 	reg := prometheus.NewRegistry()
+	env := &Env{Store: st, Notifier: n, Config: cfg, Registry: reg, URL: srv.URL}
 	p, err := pipeline.New(cfg, st, pipeline.Options{
-		Notifier: n, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+		Notifier: n, Registry: reg, Logger: slog.New(slog.DiscardHandler), Now: env.Now,
 		// Sources that need a key run against the fixtures with a dummy one.
 		Getenv: func(string) string { return "test-secret" },
 	})
@@ -112,7 +130,8 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	if err := p.Init(); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Pipeline: p, Store: st, Notifier: n, Config: cfg, Registry: reg, URL: srv.URL}
+	env.Pipeline = p
+	return env
 }
 
 // Round runs the named sources (every enabled one when none are named)
@@ -122,6 +141,9 @@ func (e *Env) Round(t testing.TB, names ...string) []pipeline.Summary {
 	t.Helper()
 	sums := e.Pipeline.RunAll(t.Context(), names)
 	if err := e.Pipeline.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Pipeline.Deliver(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return sums

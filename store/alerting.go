@@ -1,0 +1,338 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Buckets of the alerting side (schema v1, created at open when missing).
+var (
+	bChangelog = []byte("changelog")
+	bSeries    = []byte("series")
+	bOutbox    = []byte("outbox")
+	bSilences  = []byte("silences")
+	bNotify    = []byte("notify")
+)
+
+// ChangeRetention is how long the time-ordered change log and the watch
+// series are kept (the digest looks back 7 days).
+const ChangeRetention = 30 * 24 * time.Hour
+
+// Change is one history event in time order, with the price before it, for
+// digests ("biggest moves", "new and vanished offers").
+type Change struct {
+	At       time.Time `json:"at"`
+	Key      string    `json:"key"`
+	Source   string    `json:"source"`
+	Card     string    `json:"card,omitempty"`
+	Event    Event     `json:"event"`
+	OldPrice float64   `json:"old_price,omitempty"`
+	NewPrice float64   `json:"new_price,omitempty"`
+	Currency string    `json:"currency"`
+}
+
+// Changes returns the change-log entries from since on, oldest first.
+func (s *Store) Changes(since time.Time) ([]Change, error) {
+	var out []Change
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bChangelog).Cursor()
+		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
+			var ch Change
+			if err := json.Unmarshal(v, &ch); err != nil {
+				return fmt.Errorf("decode change %q: %w", k, err)
+			}
+			out = append(out, ch)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Sample is one point of a watch's best cost over time.
+type Sample struct {
+	At   time.Time `json:"at"`
+	Cost float64   `json:"cost"`
+	Key  string    `json:"key,omitempty"`
+}
+
+// AddSample appends a watch's best cost; an unchanged value within an hour
+// of the last sample is not stored again.
+func (s *Store) AddSample(watch string, sm Sample) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bSeries).CreateBucketIfNotExists([]byte(watch))
+		if err != nil {
+			return err
+		}
+		if k, v := b.Cursor().Last(); k != nil {
+			var last Sample
+			if json.Unmarshal(v, &last) == nil && last.Cost == sm.Cost && last.Key == sm.Key && sm.At.Sub(last.At) < time.Hour {
+				return nil
+			}
+		}
+		if err := putJSON(b, timeKey(sm.At), sm); err != nil {
+			return err
+		}
+		return pruneBefore(b, sm.At.Add(-ChangeRetention))
+	})
+}
+
+// Series returns a watch's samples from since on, oldest first.
+func (s *Store) Series(watch string, since time.Time) ([]Sample, error) {
+	var out []Sample
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := bucket(tx, bSeries).Bucket([]byte(watch))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
+			var sm Sample
+			if err := json.Unmarshal(v, &sm); err != nil {
+				return err
+			}
+			out = append(out, sm)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func pruneBefore(b *bolt.Bucket, before time.Time) error {
+	limit := timeKey(before)
+	var old [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k, limit) < 0 && len(old) < 1000; k, _ = c.Next() {
+		old = append(old, append([]byte{}, k...))
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Message statuses in the outbox.
+const (
+	Pending = "pending"
+	Sent    = "sent"
+	Failed  = "failed"
+)
+
+// Message is one Slack message in the outbox, delivered in order.
+type Message struct {
+	ID      uint64          `json:"id"`
+	Kind    string          `json:"kind"` // change, health, degraded, digest
+	Watch   string          `json:"watch,omitempty"`
+	Text    string          `json:"text"`
+	Payload json.RawMessage `json:"payload"` // the Slack message (blocks) as JSON
+	Created time.Time       `json:"created"`
+	Status  string          `json:"status"`
+	// Attempts and NextAttempt drive retries; LastError says why the last
+	// attempt failed (a permanent error stays with the failed message).
+	Attempts    int       `json:"attempts"`
+	NextAttempt time.Time `json:"next_attempt,omitzero"`
+	LastError   string    `json:"last_error,omitempty"`
+	SentAt      time.Time `json:"sent_at,omitzero"`
+}
+
+func idKey(id uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, id)
+	return b
+}
+
+// enqueue adds a message to the outbox within tx.
+func enqueue(tx *bolt.Tx, m *Message) error {
+	b := bucket(tx, bOutbox)
+	id, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	m.ID, m.Status = id, Pending
+	if m.NextAttempt.IsZero() {
+		m.NextAttempt = m.Created
+	}
+	return putJSON(b, idKey(id), m)
+}
+
+// Enqueue adds a message to the outbox.
+func (s *Store) Enqueue(m Message) (uint64, error) {
+	err := s.db.Update(func(tx *bolt.Tx) error { return enqueue(tx, &m) })
+	return m.ID, err
+}
+
+// NextPending returns the oldest pending message (the one the sender must
+// deliver before any later one), or nil.
+func (s *Store) NextPending() (*Message, error) {
+	var out *Message
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bOutbox).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			var m Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode message %x: %w", k, err)
+			}
+			if m.Status == Pending {
+				out = &m
+				return nil
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// UpdateMessage stores a message's delivery state.
+func (s *Store) UpdateMessage(m Message) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bOutbox)
+		if b.Get(idKey(m.ID)) == nil {
+			return fmt.Errorf("message %d: %w", m.ID, ErrNotFound)
+		}
+		return putJSON(b, idKey(m.ID), m)
+	})
+}
+
+// ErrNotFound is returned for a missing record.
+var ErrNotFound = errors.New("not found")
+
+// Messages returns up to limit messages, newest first (all statuses).
+func (s *Store) Messages(limit int) ([]Message, error) {
+	var out []Message
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bOutbox).Cursor()
+		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+			var m Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PruneMessages drops sent and failed messages created before the time.
+func (s *Store) PruneMessages(before time.Time) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bOutbox)
+		var old [][]byte
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && len(old) < 1000; k, v = c.Next() {
+			var m Message
+			if json.Unmarshal(v, &m) == nil && m.Status != Pending && m.Created.Before(before) {
+				old = append(old, append([]byte{}, k...))
+			}
+		}
+		for _, k := range old {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Silence mutes posts for watches matching Watch ("*" for all) until Ends.
+type Silence struct {
+	ID        uint64    `json:"id"`
+	Watch     string    `json:"watch"`
+	Starts    time.Time `json:"starts"`
+	Ends      time.Time `json:"ends"`
+	Reason    string    `json:"reason"`
+	CreatedBy string    `json:"created_by,omitempty"`
+}
+
+// AddSilence stores a silence and returns its id.
+func (s *Store) AddSilence(sl Silence) (uint64, error) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bSilences)
+		id, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		sl.ID = id
+		return putJSON(b, idKey(id), sl)
+	})
+	return sl.ID, err
+}
+
+// Silences lists stored silences (expired ones included), oldest first.
+func (s *Store) Silences() ([]Silence, error) {
+	var out []Silence
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return bucket(tx, bSilences).ForEach(func(k, v []byte) error {
+			var sl Silence
+			if err := json.Unmarshal(v, &sl); err != nil {
+				return err
+			}
+			out = append(out, sl)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// RemoveSilence deletes a silence; ErrNotFound if there is none.
+func (s *Store) RemoveSilence(id uint64) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bSilences)
+		if b.Get(idKey(id)) == nil {
+			return fmt.Errorf("silence %d: %w", id, ErrNotFound)
+		}
+		return b.Delete(idKey(id))
+	})
+}
+
+// Decide runs fn over the stored alert state of a key (nil bytes if none)
+// and, in the same transaction, stores the state fn returns and enqueues its
+// messages: a decision, its post and its record commit together, so a
+// restart never repeats a decision. It returns the enqueued ids.
+func (s *Store) Decide(key string, fn func(state []byte) (newState any, msgs []Message, err error)) ([]uint64, error) {
+	var ids []uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bNotify)
+		var cur []byte
+		if v := b.Get([]byte(key)); v != nil {
+			cur = append([]byte{}, v...)
+		}
+		st, msgs, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			if err := putJSON(b, []byte(key), st); err != nil {
+				return err
+			}
+		}
+		for i := range msgs {
+			if err := enqueue(tx, &msgs[i]); err != nil {
+				return err
+			}
+			ids = append(ids, msgs[i].ID)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// NotifyState reads the stored state of a key into v; ok is false if none.
+func (s *Store) NotifyState(key string, v any) (ok bool, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		data := bucket(tx, bNotify).Get([]byte(key))
+		if data == nil {
+			return nil
+		}
+		ok = true
+		return json.Unmarshal(data, v)
+	})
+	return ok, err
+}
