@@ -77,11 +77,14 @@ type State struct {
 	Version int `json:"version"`
 	// Notified is the last best announced (or the silent baseline).
 	Notified *Choice `json:"notified,omitempty"`
-	// Candidate is the current best and Wins the evaluations in a row it
-	// has been the best.
-	Candidate  *Choice   `json:"candidate,omitempty"`
-	Wins       int       `json:"wins"`
-	LastPosted time.Time `json:"last_posted,omitzero"`
+	// Candidate is the best whose change (CandidateDir: better or worse
+	// than Notified, beyond the margin) has qualified Wins evaluations in a
+	// row; a change must keep qualifying to be confirmed, so neither a
+	// flapping best nor a one-scrape glitch of the incumbent ever posts.
+	Candidate    *Choice   `json:"candidate,omitempty"`
+	CandidateDir string    `json:"candidate_dir,omitempty"`
+	Wins         int       `json:"wins"`
+	LastPosted   time.Time `json:"last_posted,omitzero"`
 }
 
 // Input is what one evaluation knows besides the state.
@@ -136,16 +139,9 @@ func Decide(st State, in Input, r Rules) Outcome {
 	st.Version = 1
 	cur := in.Current
 	out := Outcome{State: st}
-	// Confirmation: the same best in consecutive evaluations.
-	if cur == nil {
-		out.State.Candidate, out.State.Wins = nil, 0
-	} else if st.Candidate != nil && st.Candidate.Key == cur.Key {
-		out.State.Candidate, out.State.Wins = cur, st.Wins+1
-	} else {
-		out.State.Candidate, out.State.Wins = cur, 1
-	}
 	last := st.Notified
 	if last == nil {
+		out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
 		if cur == nil {
 			out.Kind = Nothing
 			return out
@@ -160,17 +156,36 @@ func Decide(st State, in Input, r Rules) Outcome {
 		if last.CostPerMillionTokens > 0 {
 			out.ChangePct = (cur.CostPerMillionTokens - last.CostPerMillionTokens) / last.CostPerMillionTokens * 100
 		}
+		absDrop := last.PricePerGPUHour - cur.PricePerGPUHour
 		better = cur.CostPerMillionTokens < last.CostPerMillionTokens &&
-			(-out.ChangePct >= r.MinChangePct || last.PricePerGPUHour-cur.PricePerGPUHour >= r.MinChangeAbs && r.MinChangeAbs > 0)
-		worse = !better && (vanished || out.ChangePct >= r.MinChangePct ||
-			r.MinChangeAbs > 0 && cur.PricePerGPUHour-last.PricePerGPUHour >= r.MinChangeAbs && cur.CostPerMillionTokens > last.CostPerMillionTokens)
+			(-out.ChangePct >= r.MinChangePct || r.MinChangeAbs > 0 && absDrop >= r.MinChangeAbs)
+		worse = !better && cur.CostPerMillionTokens > last.CostPerMillionTokens &&
+			(vanished || out.ChangePct >= r.MinChangePct || r.MinChangeAbs > 0 && -absDrop >= r.MinChangeAbs)
 	} else {
 		worse = vanished
 	}
 	if !better && !worse {
+		out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
 		out.Kind = Nothing
 		return out
 	}
+	// Confirmation: the same change qualifying in consecutive evaluations.
+	dir, key := "better", ""
+	if worse {
+		dir = "worse"
+	}
+	if cur != nil {
+		key = cur.Key
+	}
+	wins := 1
+	if st.Candidate != nil && st.Candidate.Key == key && st.CandidateDir == dir {
+		wins = st.Wins + 1
+	}
+	cand := cur
+	if cand == nil {
+		cand = &Choice{}
+	}
+	out.State.Candidate, out.State.CandidateDir, out.State.Wins = cand, dir, wins
 	need := max(r.ConfirmRuns, 1)
 	if better {
 		out.Unusual = in.Median7d > 0 && cur.CostPerMillionTokens < in.Median7d*(1-r.UnusualDropPct/100) ||
@@ -179,11 +194,11 @@ func Decide(st State, in Input, r Rules) Outcome {
 			need = max(r.UnusualConfirmRuns, need)
 		}
 	}
-	if cur != nil && out.State.Wins < need {
+	if wins < need {
 		out.Kind = Unconfirmed
 		return out
 	}
-	out.Confirmations = out.State.Wins
+	out.Confirmations = wins
 	switch {
 	case worse && vanished && in.Inhibited:
 		out.Kind = Inhibited
@@ -197,6 +212,7 @@ func Decide(st State, in Input, r Rules) Outcome {
 	case in.Silenced:
 		out.Kind = Silenced
 		out.State.Notified = cur
+		out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
 		return out
 	case !st.LastPosted.IsZero() && in.Now.Sub(st.LastPosted) < r.Cooldown:
 		out.Kind = Cooling
@@ -207,5 +223,6 @@ func Decide(st State, in Input, r Rules) Outcome {
 		out.Kind = Worse
 	}
 	out.State.Notified, out.State.LastPosted = cur, in.Now
+	out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
 	return out
 }

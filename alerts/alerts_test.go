@@ -16,7 +16,7 @@ var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
 func choice(key string, cost float64) *alerts.Choice {
 	return &alerts.Choice{Key: key, Card: "A100-80GB-SXM", Source: "runpod", OfferID: key, Mode: pricewatch.ModeOnDemand,
-		PricePerGPUHour: cost * 10, CostPerMillionTokens: cost, Currency: "USD"}
+		PricePerGPUHour: cost, CostPerMillionTokens: cost, Currency: "USD"}
 }
 
 // run feeds a sequence of best choices (nil: none) to Decide, one per
@@ -62,11 +62,15 @@ func TestDecide_Sequences(t *testing.T) {
 		{"BaselineIsSilent", noCool, []*alerts.Choice{choice(A, 1)}, nil, nil, alerts.Baseline},
 		{"NewBestPostedAfterTwoWins", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.9), choice(B, 0.9), choice(B, 0.9)}, nil, []int{2}, alerts.Nothing},
 		{"FlappingPostsNothing", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.9), choice(A, 1), choice(B, 0.9), choice(A, 1), choice(B, 0.9), choice(A, 1)}, nil, nil, alerts.Nothing},
+		// 1% a step: −3% qualifies once, −4% confirms it; then the new
+		// level is the reference and −5% is only 1% below it.
 		{"DriftInOnePercentSteps", noCool, []*alerts.Choice{choice(A, 1), choice(A, 0.99), choice(A, 0.98), choice(A, 0.97), choice(A, 0.96), choice(A, 0.95)},
-			nil, []int{3}, alerts.Nothing},
+			nil, []int{4}, alerts.Nothing},
 		{"SmallChangeIsSilent", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.99), choice(B, 0.99), choice(B, 0.99)}, nil, nil, alerts.Nothing},
-		{"AbsoluteMarginSuffices", noCool, []*alerts.Choice{choice(A, 1), {Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 9.9, Currency: "USD"},
-			{Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 9.9, Currency: "USD"}}, nil, []int{2}, alerts.Cheaper},
+		// 1% cheaper per token, but 0.06 less per GPU-hour: above the 0.05 margin.
+		{"AbsoluteMarginSuffices", noCool, []*alerts.Choice{choice(A, 1), {Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 0.94, Currency: "USD"},
+			{Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 0.94, Currency: "USD"}}, nil, []int{2}, alerts.Cheaper},
+		{"GlitchOfTheIncumbentIsIgnored", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1), choice(A, 0.2), choice(A, 1), choice(A, 1)}, nil, nil, alerts.Nothing},
 		{"WorseIsDigestOnlyByDefault", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5), choice(A, 1.5)}, nil, nil, alerts.Held},
 		{"WorsePostedWhenAsked", func() alerts.Rules { r := noCool; r.Worse = alerts.WorsePost; return r }(),
 			[]*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5)}, nil, []int{2}, alerts.Worse},
@@ -78,7 +82,7 @@ func TestDecide_Sequences(t *testing.T) {
 			func(i int, in *alerts.Input) { in.Paused = true }, nil, alerts.Paused},
 		{"UnusualDropNeedsThree", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.3), choice(B, 0.3), choice(B, 0.3)},
 			func(i int, in *alerts.Input) { in.Median7d = 1 }, []int{3}, alerts.Cheaper},
-		{"BelowFloorIsUnusual", func() alerts.Rules { r := noCool; r.Floor = 8; return r }(),
+		{"BelowFloorIsUnusual", func() alerts.Rules { r := noCool; r.Floor = 0.8; return r }(),
 			[]*alerts.Choice{choice(A, 1), choice(B, 0.7), choice(B, 0.7), choice(B, 0.7)}, nil, []int{3}, alerts.Cheaper},
 		{"SilencedAdvancesState", noCool, []*alerts.Choice{choice(A, 1), choice(B, 0.8), choice(B, 0.8), choice(B, 0.8)},
 			func(i int, in *alerts.Input) { in.Silenced = i <= 2 }, nil, alerts.Nothing},
