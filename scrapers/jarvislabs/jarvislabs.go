@@ -1,0 +1,186 @@
+// Package jarvislabs scrapes JarvisLabs' server_meta endpoint
+// (GET https://backendn.jarvislabs.net/misc/server_meta, Bearer API key):
+// per GPU type and region, the on-demand price_per_hour and the spot_price,
+// both in USD per GPU-hour.
+//
+// server_meta lists a GPU type and region once per workload type
+// ("container" and "vm", older rows null) with the same price: the same
+// GPUs rented two ways, not two offers. They are merged into one offer per
+// GPU type, region and mode, at the lowest price any workload type asks
+// (the price a renter of that GPU pays when free to choose how to run it).
+package jarvislabs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+// APIKeyEnv carries the JarvisLabs API key.
+const APIKeyEnv = "PRICEWATCH_JARVISLABS_API_KEY"
+
+func init() {
+	scrapers.Add(scrapers.Registration{
+		Name:        "jarvislabs",
+		Description: "JarvisLabs server_meta (GPU types, regions, prices)",
+		Auth:        "Bearer API key in " + APIKeyEnv,
+		Yields:      "ondemand, spot; USD per GPU-hour",
+		Defaults: scrapers.Settings{
+			Enabled:    true,
+			URL:        "https://backendn.jarvislabs.net/misc/server_meta",
+			Schedule:   "25 */3 * * *",
+			StaleAfter: 450 * time.Minute,
+			Timeout:    30 * time.Second,
+			Delay:      time.Second,
+		},
+		New: func() scrapers.Scraper { return &Scraper{} },
+	})
+}
+
+// Scraper is the JarvisLabs source. It has no options beyond the common ones.
+type Scraper struct{}
+
+// Check disables the source until the API key is set.
+func (s *Scraper) Check(env *scrapers.Env) error {
+	if env.Secret(APIKeyEnv) == "" {
+		return &scrapers.Disabled{Reason: "needs " + APIKeyEnv + " (a JarvisLabs API key, from the JarvisLabs account's API keys page)"}
+	}
+	return nil
+}
+
+// Scrape fetches server_meta with the key and parses it.
+func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
+	if err := s.Check(env); err != nil {
+		return scrapers.Result{}, err
+	}
+	c, err := env.NewCollector(ctx)
+	if err != nil {
+		return scrapers.Result{}, err
+	}
+	hdr := http.Header{"Accept": {"application/json"}, "Authorization": {"Bearer " + env.Secret(APIKeyEnv)}}
+	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: hdr})
+	if err != nil {
+		return scrapers.Result{}, err
+	}
+	obs, err := Parse(resp.Body, env.URL())
+	return scrapers.Result{Observations: obs}, err
+}
+
+// num is a number the API writes as a number or a string ("24"); null,
+// empty and non-numeric values are absent (ok false).
+type num struct {
+	v  float64
+	ok bool
+}
+
+func (n *num) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	n.v, n.ok = v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+	return nil
+}
+
+type serverMeta struct {
+	GPUType      string `json:"gpu_type"`
+	Region       string `json:"region"`
+	PricePerHour num    `json:"price_per_hour"`
+	SpotPrice    num    `json:"spot_price"`
+	VRAM         num    `json:"vram"`
+	NumGPUs      num    `json:"num_gpus"`
+}
+
+type response struct {
+	ServerMeta *[]serverMeta `json:"server_meta"`
+	Detail     any           `json:"detail"`
+}
+
+// Parse turns a server_meta answer into observations: per GPU type and
+// region, on demand from price_per_hour and spot from spot_price, per
+// GPU-hour; GPUCount is num_gpus, the most GPUs one instance takes (1 when
+// absent); GPU memory is vram. Container and VM rows of one GPU type and
+// region are one offer (see the package comment).
+func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		return nil, fmt.Errorf("layout change: expected an object with server_meta, got an array: %s", snippet(b))
+	}
+	var r response
+	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
+		return nil, err
+	}
+	if r.ServerMeta == nil {
+		if r.Detail != nil {
+			return nil, fmt.Errorf("jarvislabs API error: %v", r.Detail)
+		}
+		return nil, fmt.Errorf("%w: no server_meta", scrapers.ErrNothingParsed)
+	}
+	var out []pricewatch.Observation
+	at := map[string]int{}
+	for _, m := range *r.ServerMeta {
+		name := strings.TrimSpace(m.GPUType)
+		if name == "" {
+			continue
+		}
+		count := 1
+		if m.NumGPUs.ok && m.NumGPUs.v >= 1 && m.NumGPUs.v <= 1024 && m.NumGPUs.v == math.Trunc(m.NumGPUs.v) {
+			count = int(m.NumGPUs.v)
+		}
+		mem := 0.0
+		if m.VRAM.ok && m.VRAM.v > 0 {
+			mem = m.VRAM.v
+		}
+		region := strings.TrimSpace(m.Region)
+		for _, p := range []struct {
+			mode  pricewatch.Mode
+			price num
+		}{{pricewatch.ModeOnDemand, m.PricePerHour}, {pricewatch.ModeSpot, m.SpotPrice}} {
+			if !p.price.ok || !(p.price.v > 0) {
+				continue
+			}
+			o := pricewatch.Observation{
+				Source: "jarvislabs", OfferID: name, Region: region, GPUName: name,
+				GPUCount: count, GPUMemoryGB: mem, Price: p.price.v, Currency: "USD",
+				Unit: pricewatch.PerHour, PerGPU: true, Mode: p.mode, URL: url,
+			}
+			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
+			if i, dup := at[k]; dup {
+				// Another workload type of the same GPUs: keep the cheaper,
+				// and the larger instance size where the price ties.
+				if o.Price < out[i].Price || o.Price == out[i].Price && o.GPUCount > out[i].GPUCount {
+					out[i] = o
+				}
+				continue
+			}
+			at[k] = len(out)
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return nil, scrapers.ErrNothingParsed
+	}
+	return out, nil
+}
+
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "…"
+	}
+	return s
+}

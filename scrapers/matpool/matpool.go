@@ -1,0 +1,361 @@
+// Package matpool scrapes the machine market of 矩池云 matpool.com
+// (GET https://matpool.com/api/machines, the web console's own endpoint),
+// which needs a logged-in session token. Each listed machine is one
+// on-demand offer: hardware.priceMillicent per hour for one rental unit
+// (hardware.gpu.gpuIds GPUs), in CNY.
+//
+// The scale of priceMillicent is unverified: the one worked example in
+// public writing ("55000 = ¥0.55/h") means 100000 units per yuan, and the
+// name (a milli-fen, 1e-5 yuan) agrees; the same text also calls the unit
+// 厘 (1000 per yuan). The option price_scale (units per yuan, default
+// 100000) says which one to use.
+package matpool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+// TokenEnv carries a logged-in matpool.com session token (sent as Bearer).
+const TokenEnv = "PRICEWATCH_MATPOOL_TOKEN"
+
+// UserIDEnv optionally carries the account's user id, which the web
+// console sends as x-matpool-user-id beside the token.
+const UserIDEnv = "PRICEWATCH_MATPOOL_USER_ID"
+
+// Defaults of the options.
+const (
+	DefaultPriceScale = 100000 // priceMillicent units per yuan (unverified)
+	DefaultPerPage    = 50
+	DefaultMaxPages   = 20
+)
+
+func init() {
+	scrapers.Add(scrapers.Registration{
+		Name:        "matpool",
+		Description: "矩池云 matpool.com machine market (api/machines, GPU category)",
+		Auth:        "logged-in session token in " + TokenEnv + " (optional " + UserIDEnv + ")",
+		Yields:      "ondemand; CNY per hour per rental unit (hardware.priceMillicent, scale unverified: price_scale)",
+		Defaults: scrapers.Settings{
+			Enabled:    true,
+			URL:        "https://matpool.com/api/machines",
+			Schedule:   "10 * * * *",
+			StaleAfter: 150 * time.Minute,
+			Timeout:    30 * time.Second,
+			Delay:      time.Second,
+		},
+		New: func() scrapers.Scraper { return New() },
+	})
+}
+
+// New returns a scraper with the default options.
+func New() *Scraper {
+	return &Scraper{PriceScale: DefaultPriceScale, PerPage: DefaultPerPage, MaxPages: DefaultMaxPages}
+}
+
+// Scraper is the matpool source.
+type Scraper struct {
+	// PriceScale is how many priceMillicent units make one yuan
+	// (100000 by the one worked example; 1000 if the unit is 厘).
+	PriceScale float64 `yaml:"price_scale"`
+	// PerPage is per_page of the listing.
+	PerPage int `yaml:"per_page"`
+	// MaxPages caps the pages walked; a market with more fails the run.
+	MaxPages int `yaml:"max_pages"`
+}
+
+// Check disables the source without a token.
+func (s *Scraper) Check(env *scrapers.Env) error {
+	if env.Secret(TokenEnv) == "" {
+		return &scrapers.Disabled{Reason: "needs " + TokenEnv +
+			" (a logged-in matpool.com session token); note: the price scale of priceMillicent is unverified"}
+	}
+	return nil
+}
+
+// PageURL is the listing URL of a page: base plus page, per_page and
+// machine_category=0 (GPU machines), keeping any query base has.
+func PageURL(base string, page, perPage int) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	q.Set("page", strconv.Itoa(page))
+	q.Set("per_page", strconv.Itoa(perPage))
+	if q.Get("machine_category") == "" {
+		q.Set("machine_category", "0")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Scrape walks the machine pages.
+func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
+	token := env.Secret(TokenEnv)
+	if token == "" {
+		return scrapers.Result{}, s.Check(env)
+	}
+	if !(s.PriceScale > 0) || math.IsInf(s.PriceScale, 0) {
+		return scrapers.Result{}, fmt.Errorf("matpool: price_scale must be a positive number of priceMillicent units per yuan, not %v", s.PriceScale)
+	}
+	per := s.PerPage
+	if per <= 0 {
+		per = DefaultPerPage
+	}
+	maxPages := s.MaxPages
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages
+	}
+	c, err := env.NewCollector(ctx)
+	if err != nil {
+		return scrapers.Result{}, err
+	}
+	hdr := http.Header{"Accept": {"application/json"}, "Authorization": {"Bearer " + strings.TrimPrefix(token, "Bearer ")}}
+	if id := env.Secret(UserIDEnv); id != "" {
+		hdr.Set("x-matpool-user-id", id)
+	}
+	var out []pricewatch.Observation
+	listed := 0
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return scrapers.Result{}, fmt.Errorf("matpool: more than max_pages %d pages of machines", maxPages)
+		}
+		u := PageURL(env.URL(), page, per)
+		resp, err := env.Fetch(ctx, c, scrapers.Request{URL: u, Header: hdr})
+		if err != nil {
+			return scrapers.Result{}, fmt.Errorf("matpool page %d: %w", page, refused(err))
+		}
+		p, err := ParsePage(resp.Body, s.PriceScale, env.URL())
+		if err != nil {
+			return scrapers.Result{}, fmt.Errorf("matpool page %d: %w", page, err)
+		}
+		out = append(out, p.Observations...)
+		env.AddOffers(len(p.Observations))
+		listed += p.Machines
+		if last(p, page, listed, per) {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return scrapers.Result{}, fmt.Errorf("matpool: %w", scrapers.ErrNothingParsed)
+	}
+	return scrapers.Result{Observations: out}, nil
+}
+
+// last reports whether page is the listing's last: an empty page, or the
+// page count or total of the answer's pagination reached, or without
+// pagination a short page.
+func last(p Page, page, listed, per int) bool {
+	switch {
+	case p.Machines == 0:
+		return true
+	case p.NumPages > 0:
+		return page >= p.NumPages
+	case p.Total > 0:
+		return listed >= p.Total
+	default:
+		return p.Machines < per
+	}
+}
+
+// ErrTokenRefused is wrapped when matpool answers 401/403.
+var ErrTokenRefused = errors.New("matpool refused the token in " + TokenEnv)
+
+func refused(err error) error {
+	var he *scrapers.HTTPError
+	if errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) {
+		return fmt.Errorf("%w: %w", ErrTokenRefused, err)
+	}
+	return err
+}
+
+type machine struct {
+	AgentID flexString `json:"agentId"`
+	Domain  flexString `json:"domain"`
+	GPU     *struct {
+		Total int `json:"total"`
+	} `json:"gpu"`
+	Unit *struct {
+		Total int `json:"total"`
+	} `json:"unit"`
+	Hardware *struct {
+		GPU *struct {
+			GPUIds  []json.RawMessage `json:"gpuIds"`
+			GPUName string            `json:"gpuName"`
+		} `json:"gpu"`
+		PriceMillicent flexNum `json:"priceMillicent"`
+	} `json:"hardware"`
+}
+
+type pagination struct {
+	Total    int `json:"total"`
+	NumPages int `json:"numPages"`
+}
+
+type listing struct {
+	Machines   *[]machine  `json:"machines"`
+	Pagination *pagination `json:"pagination"`
+}
+
+type response struct {
+	Code *flexNum `json:"code"`
+	Msg  string   `json:"msg"`
+	listing
+	// Some answers wrap the payload in data.
+	Data *listing `json:"data"`
+}
+
+// Page is one parsed page of the machine listing.
+type Page struct {
+	Observations []pricewatch.Observation
+	Machines     int // listed on the page, priced or not
+	Total        int
+	NumPages     int
+}
+
+// ParsePage parses one page of GET /api/machines; scale is the number of
+// priceMillicent units per yuan. An empty page is valid (the end of the
+// listing); a page whose machines yield no price is a layout change.
+func ParsePage(body []byte, scale float64, url string) (Page, error) {
+	var r response
+	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
+		return Page{}, err
+	}
+	if r.Code != nil {
+		if code, ok := r.Code.get(); !ok || code != 0 {
+			return Page{}, fmt.Errorf("matpool error: code %v: %s", r.Code.raw, r.Msg)
+		}
+	}
+	l := r.listing
+	if l.Machines == nil && r.Data != nil {
+		l = *r.Data
+	}
+	if l.Machines == nil {
+		return Page{}, fmt.Errorf("%w: no machines list", scrapers.ErrNothingParsed)
+	}
+	p := Page{Machines: len(*l.Machines)}
+	if l.Pagination != nil {
+		p.Total, p.NumPages = l.Pagination.Total, l.Pagination.NumPages
+	}
+	for _, m := range *l.Machines {
+		if m.AgentID == "" || m.Hardware == nil || m.Hardware.GPU == nil || strings.TrimSpace(m.Hardware.GPU.GPUName) == "" {
+			continue
+		}
+		units, ok := m.Hardware.PriceMillicent.get()
+		if !ok || !(units > 0) {
+			continue
+		}
+		n := gpusPerUnit(m)
+		if n <= 0 {
+			continue // the GPU count of a rental unit is unknown: never guessed
+		}
+		price := units / scale
+		if !(price > 0) || math.IsInf(price, 0) {
+			continue
+		}
+		o := pricewatch.Observation{
+			Source: "matpool", OfferID: string(m.AgentID), GPUName: strings.TrimSpace(m.Hardware.GPU.GPUName),
+			GPUCount: n, Price: price, Currency: "CNY", Unit: pricewatch.PerHour, PerGPU: false,
+			Mode: pricewatch.ModeOnDemand, URL: url,
+		}
+		if m.Domain != "" {
+			o.Region = "domain-" + string(m.Domain)
+		}
+		p.Observations = append(p.Observations, o)
+	}
+	if p.Machines > 0 && len(p.Observations) == 0 {
+		return p, fmt.Errorf("%w: %d machines listed, none with a GPU name, GPU count and priceMillicent", scrapers.ErrNothingParsed, p.Machines)
+	}
+	return p, nil
+}
+
+// gpusPerUnit is the number of GPUs one rental unit (the priced hardware)
+// has: its gpuIds, else the machine's GPUs over its units.
+func gpusPerUnit(m machine) int {
+	if n := len(m.Hardware.GPU.GPUIds); n > 0 {
+		return n
+	}
+	if m.GPU != nil && m.Unit != nil && m.GPU.Total > 0 && m.Unit.Total > 0 && m.GPU.Total%m.Unit.Total == 0 {
+		return m.GPU.Total / m.Unit.Total
+	}
+	return 0
+}
+
+// Parse parses one page at the default scale; it reports a page without
+// offers as ErrNothingParsed (for the fuzz target and the error tests).
+func Parse(body []byte) ([]pricewatch.Observation, error) {
+	p, err := ParsePage(body, DefaultPriceScale, "")
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Observations) == 0 {
+		return nil, scrapers.ErrNothingParsed
+	}
+	return p.Observations, nil
+}
+
+// flexNum is a JSON number that may also arrive as a numeric string.
+type flexNum struct {
+	v   float64
+	ok  bool
+	raw string
+}
+
+func (n *flexNum) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	n.raw = s
+	if s == "null" {
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = strings.TrimSpace(str)
+		n.raw = s
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	n.v, n.ok = v, true
+	return nil
+}
+
+func (n flexNum) get() (float64, bool) { return n.v, n.ok }
+
+// flexString is an id that may arrive as a string or a number.
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		*f = flexString(strings.TrimSpace(str))
+		return nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return nil
+	}
+	*f = flexString(s)
+	return nil
+}

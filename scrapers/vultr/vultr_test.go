@@ -1,0 +1,207 @@
+package vultr_test
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/scrapers"
+	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+	"github.com/pricewatch/pricewatch/scrapers/vultr"
+)
+
+func TestScraper_Fixture(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "vultr")
+	nr, g := scrapertest.Normalize("vultr", res)
+	scrapertest.CheckGolden(t, g)
+	if nr.Invalid != nil {
+		t.Errorf("invalid observations: %v", nr.Invalid)
+	}
+	// 14 plans on two pages; the one without a location is skipped.
+	if len(res.Observations) != 13 || g.ByMode["ondemand"] != 13 || len(g.ByMode) != 1 {
+		t.Errorf("%d observations, by mode %v; want 13 ondemand from both pages", len(res.Observations), g.ByMode)
+	}
+	for _, c := range []struct {
+		key, card string
+		price     float64
+		gpus      int
+		shared    bool
+	}{
+		{"vultr/vcg-a16-2c-8g-2vram/-/ondemand", "A16", 0.059, 1, true},             // 1/8 A16, hourly_cost
+		{"vultr/vcg-a16-2c-16g-4vram/-/ondemand", "A16", 86.0 / 730, 1, true},       // no hourly_cost: monthly_cost ÷ 730
+		{"vultr/vcg-a16-12c-128g-32vram/-/ondemand", "A16", 0.471, 2, false},        // 0.942 / 2
+		{"vultr/vcg-a40-1c-5g-2vram/-/ondemand", "A40", 0.075, 1, true},             // no gpu_count: 2 of 48 GB = 1/24
+		{"vultr/vcg-a100-1c-6g-4vram/-/ondemand", "A100-80GB-PCIE", 0.123, 1, true}, // 4 of 80 GB = 1/20
+		{"vultr/vcg-a100-12c-120g-80vram/-/ondemand", "A100-80GB-PCIE", 2.397, 1, false},
+		{"vultr/vcg-l40s-64c-750g-192vram/-/ondemand", "L40S", 1.671, 4, false}, // 6.684 / 4
+		{"vultr/vcg-a40-24c-120g-48vram/-/ondemand", "A40", 1.712, 1, false},    // vdm: model and VRAM from the id
+	} {
+		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
+		o := scrapertest.Find(t, nr, c.key)
+		if o.GPUs != c.gpus || o.Shared != c.shared || o.Currency != "USD" || o.Provider != "vultr" {
+			t.Errorf("%s: gpus %d shared %v currency %s provider %s; want %d %v USD vultr",
+				c.key, o.GPUs, o.Shared, o.Currency, o.Provider, c.gpus, c.shared)
+		}
+	}
+	for _, o := range res.Observations {
+		switch o.OfferID {
+		case "vcg-a16-2c-8g-2vram":
+			if o.GPUFraction != 0.125 || o.GPUMemoryGB != 16 {
+				t.Errorf("1/8 A16: fraction %v memory %v", o.GPUFraction, o.GPUMemoryGB)
+			}
+		case "vcg-a40-1c-5g-2vram":
+			if math.Abs(o.GPUFraction-1.0/24) > 1e-12 || o.GPUMemoryGB != 48 {
+				t.Errorf("1/24 A40: fraction %v memory %v", o.GPUFraction, o.GPUMemoryGB)
+			}
+		case "vcg-a16-2c-16g-4vram":
+			if o.Unit != pricewatch.PerMonth || o.Price != 86 {
+				t.Errorf("monthly-only plan: %v per %s", o.Price, o.Unit)
+			}
+		case "vcg-a100-6c-60g-40vram":
+			t.Error("a plan without locations must be skipped")
+		}
+	}
+	if len(nr.Unknown) != 1 || nr.Unknown["vcg-mi325x-252c-2872g-1536vram"] != 1 {
+		t.Errorf("unknown = %v, want only the MI325X plan id", nr.Unknown)
+	}
+}
+
+// TestScraper_Pagination checks the request: type and per_page added, the
+// cursor of meta.links.next sent back, a repeated cursor refused.
+func TestScraper_Pagination(t *testing.T) {
+	var queries []string
+	h := fixtures.Handler(fixtures.FS())
+	_, err := scrapertest.Scrape(t, "vultr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/v2/plans") {
+			queries = append(queries, r.URL.RawQuery)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"per_page=500&type=vcg", "cursor=bmV4dF9fdmNnLWE0MC02Yy0zMGctMTJ2cmFt&per_page=500&type=vcg"}
+	if strings.Join(queries, " ") != strings.Join(want, " ") {
+		t.Errorf("queries %q, want %q", queries, want)
+	}
+
+	var n atomic.Int32
+	_, err = scrapertest.Scrape(t, "vultr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"plans":[],"meta":{"total":0,"links":{"next":"again","prev":""}}}`))
+	}))
+	if err == nil || !strings.Contains(err.Error(), `cursor "again" repeats an earlier page`) {
+		t.Errorf("repeated cursor: err = %v", err)
+	}
+}
+
+func TestPageURL(t *testing.T) {
+	for _, c := range []struct{ base, cursor, want string }{
+		{"https://api.vultr.com/v2/plans?type=vcg", "", "https://api.vultr.com/v2/plans?per_page=500&type=vcg"},
+		{"https://api.vultr.com/v2/plans?type=all&per_page=100", "a+b=", "https://api.vultr.com/v2/plans?cursor=a%2Bb%3D&per_page=100&type=all"},
+		{"http://127.0.0.1:1/v2/plans", "", "http://127.0.0.1:1/v2/plans?per_page=500&type=vcg"},
+	} {
+		got, err := vultr.PageURL(c.base, c.cursor)
+		if err != nil || got != c.want {
+			t.Errorf("PageURL(%q, %q) = %q, %v; want %q", c.base, c.cursor, got, err, c.want)
+		}
+	}
+}
+
+func TestParse_Plans(t *testing.T) {
+	obs, err := vultr.Parse([]byte(`{"plans":[
+	 {"id":"vc2-2c-4gb","type":"vc2","gpu_brand":"none","hourly_cost":0.03,"locations":["ewr"]},
+	 {"id":"vcg-a40-48c-240g-96vram","type":"vdm","gpu_brand":"NVIDIA","hourly_cost":"3.424","locations":["ewr"]},
+	 {"id":"vcg-h100-x","type":"vcg","gpu_type":"NVIDIA_H100","gpu_vram_gb":160,"hourly_cost":5,"locations":["ewr"]},
+	 {"id":"vcg-l40s-16c-180g-48vram","type":"vcg","gpu_type":"NVIDIA_L40S","gpu_vram_gb":48,"gpu_count":1,
+	  "hourly_cost":1.671,"hourly_cost_preemptible":0.9,"locations":["ewr"]},
+	 {"id":"vcg-a40-off","type":"vdm","gpu_type":"NVIDIA_A40","gpu_count":"1","hourly_cost":1.7,
+	  "deploy_ondemand":false,"deploy_preemptible":true,"monthly_cost_preemptible":730,"locations":["ewr"]},
+	 {"id":"vcg-free","type":"vcg","gpu_type":"NVIDIA_A16","gpu_count":"1","hourly_cost":0,"monthly_cost":0,"locations":["ewr"]}
+	]}`), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pricewatch.Observation{}
+	for _, o := range obs {
+		got[o.OfferID+"/"+string(o.Mode)] = o
+	}
+	if len(obs) != 5 {
+		t.Errorf("%d observations: %+v", len(obs), obs)
+	}
+	// A vdm plan without GPU fields: 96 GB of A40 = 2 GPUs.
+	if o := got["vcg-a40-48c-240g-96vram/ondemand"]; o.GPUName != "NVIDIA_A40" || o.GPUCount != 2 || o.Price != 3.424 {
+		t.Errorf("vdm from id: %+v", o)
+	}
+	// A model whose memory is not in the table and no gpu_count: kept
+	// under the plan id, one GPU, so that it is reported unknown.
+	if o := got["vcg-h100-x/ondemand"]; o.GPUName != "vcg-h100-x" || o.GPUCount != 1 {
+		t.Errorf("unknown count: %+v", o)
+	}
+	if o := got["vcg-l40s-16c-180g-48vram/spot"]; o.Price != 0.9 || o.Unit != pricewatch.PerHour || o.GPUCount != 1 {
+		t.Errorf("preemptible: %+v", o)
+	}
+	if _, ok := got["vcg-a40-off/ondemand"]; ok {
+		t.Error("deploy_ondemand false must yield no on-demand offer")
+	}
+	if o := got["vcg-a40-off/spot"]; o.Price != 730 || o.Unit != pricewatch.PerMonth {
+		t.Errorf("monthly preemptible: %+v", o)
+	}
+	if _, ok := got["vc2-2c-4gb/ondemand"]; ok {
+		t.Error("a CPU plan must be skipped")
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"HTML", `<!doctype html><html><body>Just a moment...</body></html>`, "expected JSON, got markup"},
+		{"Truncated", `{"plans":[{"id":"vcg-a16-2c-8g-2vram","hourly_cost":0.0`, "decode JSON"},
+		{"Garbage", "\x00\x01garbage{{{", "decode JSON"},
+		{"Empty", ``, "empty response body"},
+		{"EmptyList", `{"plans":[],"meta":{"total":0,"links":{"next":"","prev":""}}}`, "no offers parsed"},
+		{"RenamedList", `{"plonks":[{"id":"vcg-a16-2c-8g-2vram","gpu_type":"NVIDIA_A16","hourly_cost":0.059,"locations":["ewr"]}]}`, "no plans array"},
+		{"APIError", `{"error":"Invalid API token.","status":401}`, "API error (status 401): Invalid API token."},
+		{"BadCount", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","gpu_count":"3/2","hourly_cost":1,"locations":["ewr"]}]}`, `gpu_count "3/2" is not a fraction`},
+		{"BadPrice", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","hourly_cost":"cheap","locations":["ewr"]}]}`, "not a number"},
+		{"NoLocations", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","gpu_count":"1","hourly_cost":1,"locations":[]}]}`, "no offers parsed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := vultr.Parse([]byte(c.body), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := vultr.Parse([]byte(`{"plans":[]}`), ""); !errors.Is(err, scrapers.ErrNothingParsed) {
+		t.Errorf("empty list: err = %v, want ErrNothingParsed", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"vultr/plans-1.json", "vultr/plans-bmV4dF9fdmNnLWE0MC02Yy0zMGctMTJ2cmFt.json"} {
+		seed, err := fs.ReadFile(fixtures.FS(), name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(seed)
+	}
+	f.Add([]byte(`{"plans":[{"id":"vcg-a16-1c-1g-1vram","gpu_type":"NVIDIA_A16","gpu_count":"1/0","gpu_vram_gb":-1,"hourly_cost":-1,"monthly_cost":1e999,"locations":["x"]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		obs, err := vultr.Parse(body, "")
+		if err != nil {
+			return
+		}
+		for _, o := range obs {
+			if !(o.Price > 0) || math.IsInf(o.Price, 0) || o.GPUCount <= 0 || o.GPUFraction < 0 || o.GPUFraction >= 1 || o.OfferID == "" {
+				t.Fatalf("bad observation accepted: %+v", o)
+			}
+		}
+	})
+}
