@@ -2,7 +2,6 @@ package alerts_test
 
 import (
 	"flag"
-	"os"
 	"testing"
 	"time"
 
@@ -133,6 +132,3 @@ func TestDecide_CooldownMerges(t *testing.T) {
 	}
 }
 
-func TestIsSilenced(t *testing.T) {
-	_ = os.Getenv
-}

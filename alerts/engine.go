@@ -167,14 +167,7 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 	if w.Job != nil {
 		return currentPlan(snap, w, now)
 	}
-	var list []rank.Entry
-	for _, en := range snap.Entries(w.Workload) {
-		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) &&
-			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
-			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
-			list = append(list, en)
-		}
-	}
+	list := filtered(snap, w)
 	keys := make(map[string]bool, len(list))
 	for _, en := range list {
 		keys[en.Key] = true
@@ -183,16 +176,33 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 	if len(list) == 0 {
 		return nil, present, nil
 	}
-	b := list[0]
-	price, err := snap.Rates.Convert(b.PricePerGPUHour, snap.Base, w.Currency)
+	c, err := toChoice(snap, list[0], w.Currency, now)
+	return c, present, err
+}
+
+// filtered are the watch's ranked entries, cheapest first.
+func filtered(snap *rank.Snapshot, w Watch) []rank.Entry {
+	var list []rank.Entry
+	for _, en := range snap.Entries(w.Workload) {
+		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) &&
+			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
+			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
+			list = append(list, en)
+		}
+	}
+	return list
+}
+
+func toChoice(snap *rank.Snapshot, b rank.Entry, cur string, now time.Time) (*Choice, error) {
+	price, err := snap.Rates.Convert(b.PricePerGPUHour, snap.Base, cur)
 	if err != nil {
-		return nil, present, fmt.Errorf("convert to %s: %w", w.Currency, err)
+		return nil, fmt.Errorf("convert to %s: %w", cur, err)
 	}
 	return &Choice{
 		Key: b.Key, Card: b.Card, Source: b.Source, OfferID: b.OfferID, Region: b.Region, Mode: b.Mode,
 		PricePerGPUHour: price, CostPerMillionTokens: rank.CostPerMillionTokens(price, b.TokensPerSecond),
-		Currency: w.Currency, At: now,
-	}, present, nil
+		Currency: cur, At: now,
+	}, nil
 }
 
 func currentPlan(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string) bool, error) {

@@ -18,17 +18,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/store"
 )
 
-// Backend is what the server reads.
+// Backend is what the server reads (and, for the token-protected write
+// endpoints, changes).
 type Backend interface {
 	View() *pipeline.View
 	Config() *config.Config
-	NextRun(source string) time.Time
-	// Disabled maps enabled sources that cannot run to the reason.
-	Disabled() map[string]string
+	Statuses() []pipeline.SourceStatus
+	Messages(limit int) ([]store.Message, error)
+	Digest() ([]alerts.Message, error)
+	Enqueue(kind string, m alerts.Message) error
 }
 
 // Server is the HTTP API.
@@ -38,6 +42,7 @@ type Server struct {
 	mux      *http.ServeMux
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	replays  replays
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
@@ -61,6 +66,20 @@ func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log
 	s.handle("/v1/best", http.MethodGet, s.best)
 	s.handle("/v1/offers", http.MethodGet, s.offers)
 	s.handle("/v1/sources", http.MethodGet, s.sources)
+	s.handle("/v1/alerts", http.MethodGet, s.alerts)
+	s.handle("/v1/digest", http.MethodPost, s.digest)
+	s.mux.HandleFunc("/v1/silences", s.wrap("/v1/silences", "", func(w http.ResponseWriter, r *http.Request) error {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			return s.listSilences(w, r)
+		case http.MethodPost:
+			return s.addSilence(w, r)
+		}
+		w.Header().Set("Allow", "GET, POST")
+		return pricewatch.Errorf(EMethod, "method %s not allowed on %s", r.Method, r.URL.Path)
+	}))
+	s.handle("/v1/silences/{id}", http.MethodDelete, s.removeSilence)
+	s.handle("/slack/command", http.MethodPost, s.slash)
 	s.handle("/v1/plan", http.MethodPost, s.plan)
 	s.handle("/v1/profiles", http.MethodGet, s.listProfiles)
 	s.handle("/v1/profiles/{card}/{workload}", http.MethodPut, s.putProfile)
@@ -78,8 +97,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) handle(pattern, method string, h handlerFunc) {
-	name := pattern
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, s.wrap(pattern, method, h))
+}
+
+// wrap adds the method check, JSON errors, panic recovery and metrics.
+func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		defer func() {
@@ -98,7 +121,7 @@ func (s *Server) handle(pattern, method string, h handlerFunc) {
 		if err := h(rec, r); err != nil {
 			writeError(rec, err)
 		}
-	})
+	}
 }
 
 type statusRecorder struct {
@@ -122,6 +145,8 @@ func statusOf(err error) int {
 		return http.StatusUnauthorized
 	case EForbidden:
 		return http.StatusForbidden
+	case EMethod:
+		return http.StatusMethodNotAllowed
 	case pricewatch.EUnavailable:
 		return http.StatusServiceUnavailable
 	default:

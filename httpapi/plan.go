@@ -146,6 +146,7 @@ func (s *Server) authorize(r *http.Request) error {
 const (
 	EUnauthorized = "unauthorized"
 	EForbidden    = "forbidden"
+	EMethod       = "method_not_allowed"
 )
 
 func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {

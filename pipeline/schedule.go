@@ -30,6 +30,16 @@ func (p *Pipeline) Start(ctx context.Context) error {
 		}
 		entries[name] = id
 	}
+	if p.cfg.Digest.Enabled {
+		// The digest goes out even when nothing changed: a heartbeat.
+		if _, err := c.AddFunc(p.cfg.Digest.Schedule, func() {
+			if err := p.SendDigest(); err != nil {
+				p.log.Error("digest failed", "err", err)
+			}
+		}); err != nil {
+			return fmt.Errorf("schedule digest (%q): %w", p.cfg.Digest.Schedule, err)
+		}
+	}
 	p.sched.Lock()
 	p.cron, p.entries = c, entries
 	p.sched.Unlock()

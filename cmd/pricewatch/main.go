@@ -6,6 +6,8 @@
 //	pricewatch sources [--config FILE] [--db FILE] [--json]
 //	pricewatch plan   [--config FILE] [--db FILE] [--spec FILE] [job flags…] [--json]
 //	pricewatch profile set --card C --workload W --tps N [--note TEXT] | list
+//	pricewatch digest [--config FILE] [--db FILE] [--send] [--json]
+//	pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
 package main
 
@@ -61,6 +63,8 @@ Commands:
   plan    price a job: memory, GPU count, hours, compute and hidden costs,
           total and pessimistic cost to target, per option
   profile set or list throughput profiles (set: your measured tokens/s)
+  digest  print today's digest (--send: queue it for Slack and deliver it)
+  silence add, list or remove silences of watches
 
 Run "pricewatch <command> -h" for a command's flags.`
 
@@ -83,6 +87,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runPlan(ctx, args[1:], stdout, stderr)
 	case "profile":
 		return runProfile(ctx, args[1:], stdout, stderr)
+	case "digest":
+		return runDigest(ctx, args[1:], stdout, stderr)
+	case "silence":
+		return runSilence(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

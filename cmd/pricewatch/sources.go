@@ -59,7 +59,7 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		list = httpapi.SourceStatuses(cfg, health, p.Disabled(), time.Now().UTC(), nil)
+		list = pipeline.SourceStatuses(cfg, health, p.Disabled(), time.Now().UTC(), nil)
 	}
 	if *asJSON {
 		b, err := json.Marshal(map[string]any{"sources": list})

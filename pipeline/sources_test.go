@@ -1,11 +1,11 @@
-package httpapi_test
+package pipeline_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/pricewatch/pricewatch/config"
-	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline"
 	_ "github.com/pricewatch/pricewatch/scrapers/all"
 	"github.com/pricewatch/pricewatch/store"
 )
@@ -30,7 +30,7 @@ func TestSourceStatuses(t *testing.T) {
 	}
 	next := func(string) time.Time { return now.Add(time.Hour) }
 	want := map[string]string{"runpod": "ok", "vast": "failing", "azure": "stale", "lambda": "disabled", "ecb": "disabled"}
-	got := httpapi.SourceStatuses(cfg, health, map[string]string{"ecb": "needs a key (test)"}, now, next)
+	got := pipeline.SourceStatuses(cfg, health, map[string]string{"ecb": "needs a key (test)"}, now, next)
 	if len(got) != len(want) {
 		t.Fatalf("got %d sources", len(got))
 	}

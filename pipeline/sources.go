@@ -1,7 +1,6 @@
-package httpapi
+package pipeline
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/pricewatch/pricewatch/config"
@@ -83,16 +82,11 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func (s *Server) sources(w http.ResponseWriter, r *http.Request) error {
-	if err := checkParams(r.URL.Query()); err != nil {
-		return err
-	}
+// Statuses describes every configured source's health now.
+func (p *Pipeline) Statuses() []SourceStatus {
 	var health map[string]store.Health
-	if v := s.backend.View(); v != nil {
+	if v := p.View(); v != nil {
 		health = v.Health
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"sources": SourceStatuses(s.backend.Config(), health, s.backend.Disabled(), time.Now().UTC(), s.backend.NextRun),
-	})
-	return nil
+	return SourceStatuses(p.cfg, health, p.disabled, p.now(), p.NextRun)
 }

@@ -1,0 +1,388 @@
+package alerts
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// Digest limits: Slack allows 50 blocks and about 12,000 characters of
+// block text per message (the undocumented msg_blocks_too_long), one table
+// per message, and 1–6 series per line chart.
+const (
+	digestMaxBlocks = 45
+	digestMaxChars  = 10000
+	maxChartSeries  = 6
+)
+
+// WatchDigest is one watch's line in the digest.
+type WatchDigest struct {
+	Watch     string    `json:"watch"`
+	Best      *Choice   `json:"best"`
+	RunnersUp []*Choice `json:"runners_up"`
+	// Change24h and Change7d are the change of the best cost in percent
+	// (nil when the series does not reach back that far).
+	Change24h *float64 `json:"change_24h,omitempty"`
+	Change7d  *float64 `json:"change_7d,omitempty"`
+	// Daily is the lowest best cost of each of the last 7 days (NaN: no data).
+	Daily []float64 `json:"daily"`
+}
+
+// Move is a price change of one offer in the last 24 hours.
+type Move struct {
+	Key       string  `json:"key"`
+	Card      string  `json:"card"`
+	Source    string  `json:"source"`
+	Old, New  float64 `json:"-"`
+	ChangePct float64 `json:"change_pct"`
+	Currency  string  `json:"currency"`
+}
+
+// SourceLine is a source's health in the digest.
+type SourceLine struct {
+	Name, Status, Note string
+	Offers             int
+}
+
+// DigestData is everything a digest shows.
+type DigestData struct {
+	Now      time.Time
+	Currency string
+	Watches  []WatchDigest
+	Moves    []Move
+	New      int
+	Vanished int
+	Sources  []SourceLine
+}
+
+// CollectDigest gathers the digest's data: per watch the best and the
+// runners-up now, the change over 24 h and 7 days and the daily lows from
+// the watch's series; the biggest moves and the new and vanished offers of
+// the last 24 h from the change log.
+func CollectDigest(snap *rank.Snapshot, watches []Watch, series func(string, time.Time) ([]store.Sample, error),
+	changes []store.Change, sources []SourceLine, runnersUp int, now time.Time) (DigestData, error) {
+	d := DigestData{Now: now, Sources: sources}
+	if len(watches) > 0 {
+		d.Currency = watches[0].Currency
+	}
+	for _, w := range watches {
+		wd := WatchDigest{Watch: w.Name}
+		top, err := topChoices(snap, w, 1+runnersUp, now)
+		if err != nil {
+			return d, err
+		}
+		if len(top) > 0 {
+			wd.Best, wd.RunnersUp = top[0], top[1:]
+		}
+		ss, err := series(w.Name, now.Add(-8*24*time.Hour))
+		if err != nil {
+			return d, err
+		}
+		if wd.Best != nil {
+			cur := wd.Best.CostPerMillionTokens
+			wd.Change24h = changeSince(ss, now.Add(-24*time.Hour), cur)
+			wd.Change7d = changeSince(ss, now.Add(-7*24*time.Hour), cur)
+		}
+		wd.Daily = dailyLows(ss, now)
+		d.Watches = append(d.Watches, wd)
+	}
+	for _, c := range changes {
+		switch c.Event {
+		case store.Appeared:
+			d.New++
+		case store.Vanished:
+			d.Vanished++
+		case store.Changed:
+			if c.OldPrice > 0 {
+				d.Moves = append(d.Moves, Move{Key: c.Key, Card: c.Card, Source: c.Source, Old: c.OldPrice, New: c.NewPrice,
+					ChangePct: (c.NewPrice - c.OldPrice) / c.OldPrice * 100, Currency: c.Currency})
+			}
+		}
+	}
+	sort.SliceStable(d.Moves, func(i, j int) bool { return math.Abs(d.Moves[i].ChangePct) > math.Abs(d.Moves[j].ChangePct) })
+	if len(d.Moves) > 5 {
+		d.Moves = d.Moves[:5]
+	}
+	return d, nil
+}
+
+// topChoices are the watch's n best offers, one per card (a job or
+// single-card watch has only its best).
+func topChoices(snap *rank.Snapshot, w Watch, n int, now time.Time) ([]*Choice, error) {
+	best, _, err := Current(snap, w, now)
+	if err != nil || best == nil {
+		return nil, err
+	}
+	out := []*Choice{best}
+	if w.Job != nil || w.Card != "" {
+		return out, nil
+	}
+	seen := map[string]bool{best.Card: true}
+	for _, e := range filtered(snap, w) {
+		if len(out) >= n {
+			break
+		}
+		if seen[e.Card] {
+			continue
+		}
+		seen[e.Card] = true
+		c, err := toChoice(snap, e, w.Currency, now)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// changeSince is the change in percent from the last sample at or before t
+// to cur; nil when the series starts after t.
+func changeSince(ss []store.Sample, t time.Time, cur float64) *float64 {
+	var base *store.Sample
+	for i := range ss {
+		if ss[i].At.After(t) {
+			break
+		}
+		base = &ss[i]
+	}
+	if base == nil || base.Cost <= 0 {
+		return nil
+	}
+	v := (cur - base.Cost) / base.Cost * 100
+	return &v
+}
+
+// dailyLows are the lowest sample of each of the 7 days ending now.
+func dailyLows(ss []store.Sample, now time.Time) []float64 {
+	lows := make([]float64, 7)
+	for i := range lows {
+		lows[i] = math.NaN()
+	}
+	day0 := now.Truncate(24 * time.Hour).Add(-6 * 24 * time.Hour)
+	for _, s := range ss {
+		i := int(s.At.Sub(day0) / (24 * time.Hour))
+		if s.At.Before(day0) || i < 0 || i > 6 {
+			continue
+		}
+		if math.IsNaN(lows[i]) || s.Cost < lows[i] {
+			lows[i] = s.Cost
+		}
+	}
+	return lows
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// DigestMessages renders the digest as Block Kit messages within Slack's
+// limits — a table of the best per watch, a line chart of the best cost
+// over 7 days, runners-up, moves and source health — each with a readable
+// plain-text fallback. It is sent even when nothing changed.
+func DigestMessages(d DigestData) []Message {
+	date := d.Now.Format("Mon 2 Jan 2006")
+	var text []string
+	text = append(text, "pricewatch daily digest, "+date)
+
+	table := slack.NewTableBlock("best").WithColumnSettings(
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft, IsWrapped: true},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft}, slack.ColumnSetting{Align: slack.ColumnAlignmentLeft},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentRight}, slack.ColumnSetting{Align: slack.ColumnAlignmentRight},
+		slack.ColumnSetting{Align: slack.ColumnAlignmentRight}, slack.ColumnSetting{Align: slack.ColumnAlignmentRight})
+	hdr := func(s string) slack.TableCell { return slack.NewTableRawTextCell(s) }
+	table.AddRow(hdr("Watch"), hdr("Best"), hdr("Source"), hdr("Price/GPU-h"), hdr("Cost/Mtok"), hdr("24 h"), hdr("7 days"))
+	var runners []string
+	for _, w := range d.Watches {
+		if w.Best == nil {
+			table.AddRow(hdr(w.Watch), hdr("no offer"), hdr("—"), hdr("—"), hdr("—"), hdr("—"), hdr("—"))
+			text = append(text, fmt.Sprintf("%s: no eligible offer", w.Watch))
+			continue
+		}
+		b := w.Best
+		table.AddRow(hdr(w.Watch), hdr(b.Card), hdr(b.Source+" "+string(b.Mode)), hdr(Money(b.PricePerGPUHour, b.Currency)),
+			hdr(Money(b.CostPerMillionTokens, b.Currency)), hdr(pct(w.Change24h)), hdr(pct(w.Change7d)))
+		text = append(text, fmt.Sprintf("%s: %s at %s per million tokens (%s, %s; 24 h %s, 7 days %s)", w.Watch,
+			b.Card, Money(b.CostPerMillionTokens, b.Currency), b.Source, b.OfferID, pct(w.Change24h), pct(w.Change7d)))
+		if len(w.RunnersUp) > 0 {
+			var rs []string
+			for i, r := range w.RunnersUp {
+				rs = append(rs, fmt.Sprintf("%d. %s on %s %s", i+2, esc(r.Card), esc(r.Source), Money(r.CostPerMillionTokens, r.Currency)))
+			}
+			runners = append(runners, fmt.Sprintf("*%s*: %s", esc(w.Watch), strings.Join(rs, " · ")))
+		}
+	}
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "pricewatch daily digest", false, false)),
+		slack.NewContextBlock("", md(fmt.Sprintf("%s · best cost per million tokens per watch, change over 24 h and 7 days", date))),
+		table,
+	}
+	charts := dailyCharts(d)
+	if len(charts) > 0 {
+		blocks = append(blocks, charts[0])
+	}
+	var sections []string
+	if len(runners) > 0 {
+		sections = append(sections, "*Runners-up*\n"+strings.Join(runners, "\n"))
+	}
+	moves := fmt.Sprintf("*Last 24 h*: %d new offers, %d vanished", d.New, d.Vanished)
+	text = append(text, fmt.Sprintf("Last 24 h: %d new offers, %d vanished", d.New, d.Vanished))
+	for _, m := range d.Moves {
+		line := fmt.Sprintf("%s on %s: %s → %s (%+.1f%%)", m.Card, m.Source, Money(m.Old, m.Currency), Money(m.New, m.Currency), m.ChangePct)
+		moves += "\n• " + esc(line)
+		text = append(text, "  "+line)
+	}
+	sections = append(sections, moves)
+	var bad, ok []string
+	for _, s := range d.Sources {
+		switch s.Status {
+		case "ok":
+			ok = append(ok, s.Name)
+		default:
+			line := fmt.Sprintf("%s %s", s.Name, s.Status)
+			if s.Note != "" {
+				line += ": " + truncate(s.Note, 140)
+			}
+			bad = append(bad, line)
+		}
+	}
+	health := fmt.Sprintf("*Sources*: %d ok", len(ok))
+	text = append(text, fmt.Sprintf("Sources: %d ok", len(ok)))
+	for _, b := range bad {
+		health += "\n• " + esc(b)
+		text = append(text, "  "+b)
+	}
+	sections = append(sections, health)
+
+	// Lay the sections out, splitting long ones and whole messages at the
+	// limits; later messages carry the remaining charts.
+	var msgs []Message
+	cur, chars := blocks, blockChars(blocks)
+	flush := func() {
+		msgs = append(msgs, Message{Blocks: cur})
+		cur, chars = nil, 0
+	}
+	for _, sec := range sections {
+		for _, part := range splitText(sec, MaxSectionText) {
+			b := slack.NewSectionBlock(md(part), nil, nil)
+			b.Text.Text = part // md truncates at the field limit; sections allow 3000
+			if len(cur)+1 > digestMaxBlocks || chars+len(part) > digestMaxChars {
+				flush()
+			}
+			cur = append(cur, b)
+			chars += len(part)
+		}
+	}
+	// One chart per message: a later chart starts a message of its own.
+	for _, c := range charts[min(1, len(charts)):] {
+		flush()
+		cur = append(cur, c)
+	}
+	cur = append(cur, slack.NewContextBlock("", md("pricewatch · sent daily even when nothing changed · "+d.Now.UTC().Format(time.RFC3339))))
+	flush()
+	fallback := esc(strings.Join(text, "\n"))
+	for i := range msgs {
+		msgs[i].Text = fallback
+		if len(msgs) > 1 {
+			msgs[i].Text = fmt.Sprintf("(%d/%d) ", i+1, len(msgs)) + fallback
+		}
+	}
+	return msgs
+}
+
+// dailyCharts are line charts of each watch's daily best cost, at most
+// six series each.
+func dailyCharts(d DigestData) []slack.Block {
+	var cats []string
+	day0 := d.Now.Truncate(24 * time.Hour).Add(-6 * 24 * time.Hour)
+	for i := range 7 {
+		cats = append(cats, day0.Add(time.Duration(i)*24*time.Hour).Format("Jan 2"))
+	}
+	var out []slack.Block
+	var series []slack.DataVisualizationDataSeries
+	flush := func() {
+		if len(series) == 0 {
+			return
+		}
+		axis := slack.NewDataVisualizationAxisConfig(cats...).WithYLabel(truncate("cost/Mtok "+d.Currency, 50))
+		out = append(out, slack.NewDataVisualizationBlock("Best cost per million tokens, 7 days",
+			slack.NewDataVisualizationLineChart(axis, series...)))
+		series = nil
+	}
+	for _, w := range d.Watches {
+		// Slack wants a point for every day: a day without a sample keeps
+		// the previous day's value (the first known one for leading gaps).
+		vals := fillGaps(w.Daily)
+		if vals == nil {
+			continue
+		}
+		var pts []slack.DataVisualizationDataPoint
+		for i, v := range vals {
+			pts = append(pts, slack.NewDataVisualizationDataPoint(cats[i], math.Round(v*1e4)/1e4))
+		}
+		series = append(series, slack.NewDataVisualizationDataSeries(truncate(w.Watch, 20), pts...))
+		if len(series) == maxChartSeries {
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// fillGaps carries values over NaN days; nil if there is no value at all.
+func fillGaps(v []float64) []float64 {
+	first := math.NaN()
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			first = x
+			break
+		}
+	}
+	if math.IsNaN(first) {
+		return nil
+	}
+	out := make([]float64, len(v))
+	last := first
+	for i, x := range v {
+		if !math.IsNaN(x) {
+			last = x
+		}
+		out[i] = last
+	}
+	return out
+}
+
+func splitText(s string, n int) []string {
+	if len(s) <= n {
+		return []string{s}
+	}
+	var out []string
+	for len(s) > n {
+		cut := strings.LastIndex(s[:n], "\n")
+		if cut <= 0 {
+			cut = n
+		}
+		out = append(out, s[:cut])
+		s = strings.TrimLeft(s[cut:], "\n")
+	}
+	return append(out, s)
+}
+
+func blockChars(bs []slack.Block) int {
+	n := 0
+	for _, b := range bs {
+		if sec, ok := b.(*slack.SectionBlock); ok && sec.Text != nil {
+			n += len(sec.Text.Text)
+		}
+	}
+	return n
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// withPipeline opens the store (read-only unless write) and builds a
+// pipeline over it. ErrLocked means a daemon holds the database.
+func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pipeline.Pipeline) error) error {
+	st, err := openStore(cfg.DB, !write)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p, err := pipeline.New(cfg, st, pipeline.Options{Registry: prometheus.NewRegistry(), Logger: newLogger(stderr, "warn"),
+		Notifier: notifier(cfg)})
+	if err != nil {
+		return err
+	}
+	if err := p.Rebuild(); err != nil {
+		return err
+	}
+	return fn(p)
+}
+
+func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, false)
+	send := fs.Bool("send", false, "queue the digest for Slack and deliver it now")
+	asJSON := fs.Bool("json", false, "print the Slack messages (Block Kit) as JSON")
+	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address (--send needs PRICEWATCH_API_TOKEN)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	err = withPipeline(cfg, *send, stderr, func(p *pipeline.Pipeline) error {
+		msgs, err := p.Digest()
+		if err != nil {
+			return err
+		}
+		if err := printDigest(stdout, msgs, *asJSON); err != nil {
+			return err
+		}
+		if !*send {
+			return nil
+		}
+		for _, m := range msgs {
+			if err := p.Enqueue("digest", m); err != nil {
+				return err
+			}
+		}
+		if err := p.Deliver(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "digest: %d message(s) queued and delivered (see pricewatch alerts)\n", len(msgs))
+		return nil
+	})
+	if errors.Is(err, store.ErrLocked) {
+		if !*send {
+			return fmt.Errorf("%w (stop the daemon, or use --send to have it send the digest)", err)
+		}
+		if *addr == "" {
+			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		var out struct{ Queued int }
+		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/digest", cfg.Server.APIToken, nil, &out); err != nil {
+			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+		}
+		fmt.Fprintf(stdout, "the daemon queued the digest: %d message(s)\n", out.Queued)
+		return nil
+	}
+	return err
+}
+
+func printDigest(w io.Writer, msgs []alerts.Message, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(msgs, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, string(b))
+		return nil
+	}
+	if len(msgs) > 0 {
+		// Every part repeats the fallback text; print it once.
+		fmt.Fprintln(w, stripPart(msgs[0].Text))
+	}
+	return nil
+}
+
+func stripPart(s string) string {
+	if len(s) > 0 && s[0] == '(' {
+		if i := bytes.IndexByte([]byte(s), ' '); i > 0 {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// daemonJSON calls a running daemon's API with the bearer token.
+func daemonJSON(ctx context.Context, method, addr, path, token string, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(res.Body).Decode(out)
+}
+
+func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "remove") {
+		return usageError{"usage: pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID"}
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("silence "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, false)
+	watch := fs.String("watch", "", "watch name, or * for every watch (add)")
+	dur := fs.String("for", "", "how long, e.g. 6h or 90m (add)")
+	reason := fs.String("reason", "", "why (add)")
+	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	var id uint64
+	if sub == "remove" {
+		if fs.NArg() != 1 {
+			return usageError{"usage: pricewatch silence remove ID"}
+		}
+		if id, err = strconv.ParseUint(fs.Arg(0), 10, 64); err != nil {
+			return usageError{fmt.Sprintf("not a silence id: %q", fs.Arg(0))}
+		}
+	}
+	body := httpapi.SilenceBody{Watch: *watch, For: *dur, Reason: *reason, CreatedBy: "cli"}
+	var list []store.Silence
+	err = withPipeline(cfg, sub != "list", stderr, func(p *pipeline.Pipeline) error {
+		switch sub {
+		case "add":
+			s, err := httpapi.NewSilence(body, p.WatchNames(), time.Now().UTC())
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if s.ID, err = p.AddSilence(s); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "silence %d: %s until %s (%s)\n", s.ID, s.Watch, s.Ends.Format(time.RFC3339), s.Reason)
+		case "remove":
+			if err := p.RemoveSilence(id); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "silence %d removed\n", id)
+		case "list":
+			var err error
+			list, err = p.Silences()
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrLocked) {
+		if *addr == "" {
+			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		switch sub {
+		case "add":
+			var s store.Silence
+			if err = daemonJSON(ctx, http.MethodPost, *addr, "/v1/silences", cfg.Server.APIToken, body, &s); err == nil {
+				fmt.Fprintf(stdout, "silence %d: %s until %s (%s)\n", s.ID, s.Watch, s.Ends.Format(time.RFC3339), s.Reason)
+			}
+		case "remove":
+			if err = daemonJSON(ctx, http.MethodDelete, *addr, "/v1/silences/"+strconv.FormatUint(id, 10), cfg.Server.APIToken, nil, nil); err == nil {
+				fmt.Fprintf(stdout, "silence %d removed\n", id)
+			}
+		case "list":
+			var out struct{ Silences []store.Silence }
+			err = daemonJSON(ctx, http.MethodGet, *addr, "/v1/silences", "", nil, &out)
+			list = out.Silences
+		}
+		if err != nil {
+			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+		}
+	} else if err != nil {
+		return err
+	}
+	if sub == "list" {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tWATCH\tSTARTS\tENDS\tACTIVE\tREASON")
+		now := time.Now()
+		for _, s := range list {
+			active := !now.Before(s.Starts) && now.Before(s.Ends)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%v\t%s\n", s.ID, s.Watch, s.Starts.Format(time.RFC3339), s.Ends.Format(time.RFC3339), active, s.Reason)
+		}
+		tw.Flush()
+	}
+	return nil
+}

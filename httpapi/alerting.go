@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// Source statuses, re-exported for the API's users.
+const (
+	StatusOK       = pipeline.StatusOK
+	StatusFailing  = pipeline.StatusFailing
+	StatusDisabled = pipeline.StatusDisabled
+	StatusStale    = pipeline.StatusStale
+	StatusPending  = pipeline.StatusPending
+)
+
+// SourceStatus is one source in /v1/sources.
+type SourceStatus = pipeline.SourceStatus
+
+func (s *Server) sources(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sources": s.backend.Statuses()})
+	return nil
+}
+
+// AlertsResponse is the /v1/alerts answer: the outbox, newest first.
+type AlertsResponse struct {
+	Pending  int             `json:"pending"`
+	Failed   int             `json:"failed"`
+	Messages []store.Message `json:"messages"`
+}
+
+func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkParams(q, "limit", "status"); err != nil {
+		return err
+	}
+	limit := 50
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..1000, got %q", l)
+		}
+		limit = n
+	}
+	status := q.Get("status")
+	if status != "" && status != store.Pending && status != store.Sent && status != store.Failed {
+		return pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent or failed, got %q", status)
+	}
+	all, err := s.backend.Messages(0)
+	if err != nil {
+		return err
+	}
+	resp := AlertsResponse{Messages: []store.Message{}}
+	for _, m := range all {
+		switch m.Status {
+		case store.Pending:
+			resp.Pending++
+		case store.Failed:
+			resp.Failed++
+		}
+		if (status == "" || m.Status == status) && len(resp.Messages) < limit {
+			m.Payload = nil // the text says it; blocks stay in the store
+			resp.Messages = append(resp.Messages, m)
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// digest builds today's digest now and queues it for Slack (token needed).
+func (s *Server) digest(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authorize(r); err != nil {
+		return err
+	}
+	msgs, err := s.backend.Digest()
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if err := s.backend.Enqueue("digest", m); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queued": len(msgs)})
+	return nil
+}

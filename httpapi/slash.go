@@ -1,0 +1,300 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// MaxSlashBody caps a slash-command request (Slack sends a small form).
+const MaxSlashBody = 16 << 10
+
+// replays remembers verified signatures until their timestamps expire, so
+// a captured request cannot be played again within Slack's 5 minutes.
+type replays struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (r *replays) first(sig string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]time.Time{}
+	}
+	for k, exp := range r.seen {
+		if now.After(exp) {
+			delete(r.seen, k)
+		}
+	}
+	if _, ok := r.seen[sig]; ok {
+		return false
+	}
+	r.seen[sig] = now.Add(6 * time.Minute)
+	return true
+}
+
+// slash answers POST /slack/command: requests verified with the signing
+// secret (slack-go's SecretsVerifier: missing, wrong or stale signatures are
+// refused, and a replayed one too), answered at once and ephemeral.
+func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
+	secret := s.backend.Config().Slack.SigningSecret
+	if secret == "" {
+		return pricewatch.Errorf(EForbidden, "slash commands are off: no signing secret is configured (PRICEWATCH_SLACK_SIGNING_SECRET)")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSlashBody))
+	if err != nil {
+		return pricewatch.Errorf(pricewatch.EInvalid, "body larger than %d bytes", MaxSlashBody)
+	}
+	v, err := slack.NewSecretsVerifier(r.Header, secret)
+	if err != nil {
+		return pricewatch.Errorf(EUnauthorized, "request not signed by Slack: %v", err)
+	}
+	if _, err := v.Write(body); err != nil {
+		return err
+	}
+	if err := v.Ensure(); err != nil {
+		return pricewatch.Errorf(EUnauthorized, "bad signature")
+	}
+	if !s.replays.first(r.Header.Get("X-Slack-Signature"), time.Now()) {
+		return pricewatch.Errorf(EUnauthorized, "replayed request")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	cmd, err := slack.SlashCommandParse(r)
+	if err != nil {
+		return pricewatch.Errorf(pricewatch.EInvalid, "not a slash command: %v", err)
+	}
+	text, blocks := s.command(cmd)
+	msg := slack.Msg{ResponseType: slack.ResponseTypeEphemeral, Text: text}
+	if len(blocks) > 0 {
+		msg.Blocks = slack.Blocks{BlockSet: blocks}
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	writeBytes(w, http.StatusOK, b)
+	return nil
+}
+
+const slashHelp = "Usage: `/pricewatch best [workload] [card]` · `/pricewatch plan <workload> <tokens> [currency] [card]` · " +
+	"`/pricewatch status` · `/pricewatch silence <watch|*> <duration> <reason>` · `/pricewatch silence list` · `/pricewatch silence remove <id>`"
+
+// command runs a slash command's text and returns the answer.
+func (s *Server) command(cmd slack.SlashCommand) (string, []slack.Block) {
+	args := strings.Fields(cmd.Text)
+	if len(args) == 0 {
+		return slashHelp, nil
+	}
+	switch args[0] {
+	case "best":
+		return s.slashBest(args[1:])
+	case "plan":
+		return s.slashPlan(args[1:])
+	case "status":
+		return s.slashStatus()
+	case "silence", "mute":
+		return s.slashSilence(args[1:], cmd.UserName)
+	}
+	return "Unknown command `" + escape(args[0]) + "`. " + slashHelp, nil
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func (s *Server) slashBest(args []string) (string, []slack.Block) {
+	v, err := s.view()
+	if err != nil {
+		return err.Error(), nil
+	}
+	q := map[string][]string{"workload": {"lora-7b"}}
+	if len(args) > 0 {
+		q["workload"] = []string{args[0]}
+	}
+	if len(args) > 1 {
+		q["card"] = []string{args[1]}
+	}
+	bq, err := ParseBestQuery(q, v.Snapshot, normalize.DefaultCatalog())
+	if err != nil {
+		return "Cannot answer: " + escape(err.Error()), nil
+	}
+	res, err := Best(v.Snapshot, bq)
+	if err != nil {
+		return "Cannot answer: " + escape(err.Error()), nil
+	}
+	if len(res.Cards) == 0 {
+		return "No eligible offer for " + bq.Workload + ".", nil
+	}
+	lines := []string{fmt.Sprintf("*Best %s per card* (cost per million tokens, %s, %s)", escape(bq.Workload), res.Currency, modesText(bq.Modes))}
+	for i, e := range res.Cards {
+		if i == 8 {
+			lines = append(lines, fmt.Sprintf("… %d more cards (GET /v1/best)", len(res.Cards)-8))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("%d. *%s* %s/Mtok · %s/GPU-h · %s %s (%s, %s)", i+1, e.Card,
+			alerts.Money(e.CostPerMillionTokens, res.Currency), alerts.Money(e.PricePerGPUHour, res.Currency),
+			escape(e.Source), escape(e.OfferID), e.Mode, e.ThroughputOrigin))
+	}
+	text := strings.Join(lines, "\n")
+	return text, []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateText(text, alerts.MaxSectionText), false, false), nil, nil)}
+}
+
+func modesText(ms []pricewatch.Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func (s *Server) slashPlan(args []string) (string, []slack.Block) {
+	v, err := s.view()
+	if err != nil {
+		return err.Error(), nil
+	}
+	if len(args) < 2 {
+		return "Usage: `/pricewatch plan <workload> <tokens> [currency] [card]`, e.g. `/pricewatch plan full-ft-7b 15e6 CNY`", nil
+	}
+	tokens, err := strconv.ParseFloat(args[1], 64)
+	if err != nil {
+		return "tokens: not a number: " + escape(args[1]), nil
+	}
+	spec := rank.JobSpec{Workload: args[0], Tokens: tokens, Limit: 3}
+	if rank.MethodServe == methodOf(args[0]) {
+		spec.Tokens = 0
+		spec.PeakTokensPerSecond = tokens
+	}
+	if len(args) > 2 {
+		spec.Currency = args[2]
+	}
+	if len(args) > 3 {
+		spec.Card = args[3]
+	}
+	res, err := Plan(v.Snapshot, spec, s.backend.Config().Owned)
+	if err != nil {
+		return "Cannot plan: " + escape(err.Error()), nil
+	}
+	if len(res.Options) == 0 {
+		return "No option can hold this job.", nil
+	}
+	lines := []string{fmt.Sprintf("*Plan: %s, %s* (%s)", escape(args[0]), args[1], res.Currency)}
+	for i, o := range res.Options {
+		if o.Serving != nil {
+			lines = append(lines, fmt.Sprintf("%d. *%s* ×%d on %s (%s): %d GPUs needed, %s a month, %s per million output tokens",
+				i+1, o.Card, o.GPUs, escape(o.Source), o.Mode, o.Serving.GPUsNeeded, alerts.Money(o.Serving.MonthlyCost, res.Currency),
+				alerts.Money(o.CostPerMillionTokens, res.Currency)))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%d. *%s* ×%d on %s (%s): %.1f h, total %s (pessimistic %s), %s/Mtok",
+			i+1, o.Card, o.GPUs, escape(o.Source), o.Mode, o.Hours, alerts.Money(o.TotalCost, res.Currency),
+			alerts.Money(o.PessimisticTotalCost, res.Currency), alerts.Money(o.CostPerMillionTokens, res.Currency)))
+	}
+	text := strings.Join(lines, "\n")
+	return text, []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateText(text, alerts.MaxSectionText), false, false), nil, nil)}
+}
+
+func methodOf(workload string) rank.Method {
+	if w, ok := rank.WorkloadByName(workload); ok {
+		return w.Method
+	}
+	return ""
+}
+
+func (s *Server) slashStatus() (string, []slack.Block) {
+	st := s.backend.Statuses()
+	counts := map[string]int{}
+	var bad []string
+	for _, x := range st {
+		counts[x.Status]++
+		if x.Status == StatusFailing || x.Status == StatusStale {
+			bad = append(bad, fmt.Sprintf("• %s %s: %s", x.Name, x.Status, escape(truncateText(x.LastError, 120))))
+		}
+	}
+	msgs, _ := s.backend.Messages(0)
+	pending, failed := 0, 0
+	for _, m := range msgs {
+		switch m.Status {
+		case store.Pending:
+			pending++
+		case store.Failed:
+			failed++
+		}
+	}
+	text := fmt.Sprintf("*Sources*: %d ok, %d failing, %d stale, %d disabled, %d pending · *Slack outbox*: %d pending, %d failed",
+		counts[StatusOK], counts[StatusFailing], counts[StatusStale], counts[StatusDisabled], counts[StatusPending], pending, failed)
+	if v := s.backend.View(); v != nil && v.Snapshot != nil {
+		text += fmt.Sprintf(" · ranking of %s", v.Snapshot.GeneratedAt.Format(time.RFC3339))
+	}
+	if len(bad) > 0 {
+		text += "\n" + strings.Join(bad, "\n")
+	}
+	return text, nil
+}
+
+func (s *Server) slashSilence(args []string, user string) (string, []slack.Block) {
+	sl, err := s.silencer()
+	if err != nil {
+		return err.Error(), nil
+	}
+	switch {
+	case len(args) == 1 && args[0] == "list":
+		list, err := sl.Silences()
+		if err != nil {
+			return err.Error(), nil
+		}
+		now := time.Now()
+		var lines []string
+		for _, x := range list {
+			if now.Before(x.Ends) {
+				lines = append(lines, fmt.Sprintf("%d. %s until %s: %s", x.ID, escape(x.Watch), x.Ends.Format(time.RFC3339), escape(x.Reason)))
+			}
+		}
+		if len(lines) == 0 {
+			return "No active silence.", nil
+		}
+		return strings.Join(lines, "\n"), nil
+	case len(args) == 2 && args[0] == "remove":
+		id, err := strconv.ParseUint(args[1], 10, 64)
+		if err != nil {
+			return "Not a silence id: " + escape(args[1]), nil
+		}
+		if err := sl.RemoveSilence(id); err != nil {
+			return fmt.Sprintf("Cannot remove silence %d: %s", id, escape(err.Error())), nil
+		}
+		return fmt.Sprintf("Silence %d removed.", id), nil
+	case len(args) >= 3:
+		silence, err := NewSilence(SilenceBody{Watch: args[0], For: args[1], Reason: strings.Join(args[2:], " "), CreatedBy: "slack:" + user},
+			sl.WatchNames(), time.Now().UTC())
+		if err != nil {
+			return escape(err.Error()), nil
+		}
+		if silence.ID, err = sl.AddSilence(silence); err != nil {
+			return err.Error(), nil
+		}
+		return fmt.Sprintf("Silenced %s until %s (silence %d): %s. Decisions still advance, so nothing floods out when it ends.",
+			escape(silence.Watch), silence.Ends.Format(time.RFC3339), silence.ID, escape(silence.Reason)), nil
+	}
+	return "Usage: `/pricewatch silence <watch|*> <duration> <reason>` · `/pricewatch silence list` · `/pricewatch silence remove <id>`", nil
+}

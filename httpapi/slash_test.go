@@ -1,0 +1,184 @@
+package httpapi_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+)
+
+const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
+func slashHarness(t *testing.T, secret string) *harness {
+	t.Helper()
+	env := pipelinetest.New(t, nil, func(c *config.Config) { c.Slack.SigningSecret = secret; c.Server.APIToken = "tok" })
+	env.Round(t)
+	srv, err := httpapi.New(env.Pipeline, env.Registry, env.Registry, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{env: env, srv: srv}
+}
+
+// signed builds a slash-command request signed the way Slack signs it:
+// HMAC-SHA256 over "v0:<timestamp>:<body>".
+func signed(text, secret string, at time.Time) *http.Request {
+	form := url.Values{"command": {"/pricewatch"}, "text": {text}, "user_name": {"ana"}, "team_id": {"T1"},
+		"channel_id": {"C1"}, "response_url": {"https://hooks.slack.com/commands/x"}}
+	body := form.Encode()
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("v0:" + ts + ":" + body))
+	req := httptest.NewRequest(http.MethodPost, "/slack/command", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	return req
+}
+
+func (h *harness) serve(req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, req)
+	return rec
+}
+
+type slashReply struct {
+	ResponseType string `json:"response_type"`
+	Text         string `json:"text"`
+}
+
+func TestSlash_Commands(t *testing.T) {
+	h := slashHarness(t, signingSecret)
+	for _, c := range []struct{ text, want string }{
+		{"best", "Best lora-7b per card"},
+		{"best serve-7b RTX-4090", "RTX-4090"},
+		{"best nope", "unknown workload"},
+		{"plan full-ft-7b 15e6 CNY", "Plan: full-ft-7b, 15e6"},
+		{"plan serve-7b 300", "GPUs needed"},
+		{"status", "Sources"},
+		{"silence lora-7b/spot 2h migrating the cluster", "Silenced lora-7b/spot"},
+		{"silence list", "migrating the cluster"},
+		{"silence nosuch 2h x", "unknown watch"},
+		{"", "Usage"},
+		{"dance", "Unknown command"},
+	} {
+		t.Run(c.text, func(t *testing.T) {
+			start := time.Now()
+			rec := h.serve(signed(c.text, signingSecret, time.Now()))
+			if rec.Code != 200 {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			var r slashReply
+			json.Unmarshal(rec.Body.Bytes(), &r)
+			if r.ResponseType != "ephemeral" || !strings.Contains(r.Text, c.want) {
+				t.Errorf("reply %+v, want it to contain %q", r, c.want)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("answered in %s; Slack waits 3 s", d)
+			}
+		})
+	}
+	// The silence made through Slack is stored.
+	ss, _ := h.env.Store.Silences()
+	if len(ss) != 1 || ss[0].CreatedBy != "slack:ana" {
+		t.Errorf("silences %+v", ss)
+	}
+}
+
+func TestSlash_RefusesForgedUnsignedStaleAndReplayed(t *testing.T) {
+	h := slashHarness(t, signingSecret)
+	unsigned := signed("best", signingSecret, time.Now())
+	unsigned.Header.Del("X-Slack-Signature")
+	unsigned.Header.Del("X-Slack-Request-Timestamp")
+	tampered := signed("best", signingSecret, time.Now())
+	tampered.Body = http.NoBody
+	valid := func() *http.Request { return signed("status", signingSecret, time.Now().Add(-time.Second)) }
+	first := valid()
+	again := valid() // same second, same body: the same signature
+	for _, c := range []struct {
+		name string
+		req  *http.Request
+		code int
+	}{
+		{"Unsigned", unsigned, 401},
+		{"WrongSecret", signed("best", "not-the-secret", time.Now()), 401},
+		{"Stale", signed("best", signingSecret, time.Now().Add(-10*time.Minute)), 401},
+		{"TamperedBody", tampered, 401},
+		{"First", first, 200},
+		{"Replayed", again, 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := h.serve(c.req)
+			if rec.Code != c.code {
+				t.Errorf("%d %s, want %d", rec.Code, rec.Body, c.code)
+			}
+			if c.code == 401 && !strings.Contains(rec.Body.String(), `"error"`) {
+				t.Errorf("not a JSON error: %s", rec.Body)
+			}
+		})
+	}
+	big := signed("best "+strings.Repeat("x", 20<<10), signingSecret, time.Now())
+	if rec := h.serve(big); rec.Code != 400 {
+		t.Errorf("oversized body: %d", rec.Code)
+	}
+	off := slashHarness(t, "")
+	if rec := off.serve(signed("best", signingSecret, time.Now())); rec.Code != 403 {
+		t.Errorf("without a signing secret: %d", rec.Code)
+	}
+}
+
+func TestAlertsAndSilencesEndpoints(t *testing.T) {
+	h := slashHarness(t, signingSecret)
+	code, body := h.do(t, http.MethodPost, "/v1/digest", "", "")
+	if code != 401 {
+		t.Errorf("digest without the token: %d %s", code, body)
+	}
+	code, body = h.do(t, http.MethodPost, "/v1/digest", "", "tok")
+	if code != 200 || !strings.Contains(string(body), `"queued"`) {
+		t.Fatalf("digest: %d %s", code, body)
+	}
+	code, body = h.do(t, http.MethodGet, "/v1/alerts?status=pending", "", "")
+	var a httpapi.AlertsResponse
+	json.Unmarshal(body, &a)
+	if code != 200 || a.Pending < 1 || len(a.Messages) < 1 || a.Messages[0].Kind != "digest" {
+		t.Errorf("alerts: %d %+v", code, a)
+	}
+	if code, _ := h.do(t, http.MethodGet, "/v1/alerts?status=lost", "", ""); code != 400 {
+		t.Errorf("bad status: %d", code)
+	}
+	code, body = h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"1h","reason":"deploy"}`, "tok")
+	if code != 200 {
+		t.Fatalf("add silence: %d %s", code, body)
+	}
+	if code, _ := h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"1h","reason":"deploy"}`, ""); code != 401 {
+		t.Errorf("add silence without the token: %d", code)
+	}
+	if code, body := h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"forever","reason":"x"}`, "tok"); code != 400 || !strings.Contains(string(body), "for:") {
+		t.Errorf("bad duration: %d %s", code, body)
+	}
+	code, body = h.do(t, http.MethodGet, "/v1/silences", "", "")
+	if code != 200 || !strings.Contains(string(body), "deploy") {
+		t.Errorf("list: %d %s", code, body)
+	}
+	if code, _ := h.do(t, http.MethodDelete, "/v1/silences/1", "", "tok"); code != 200 {
+		t.Errorf("remove: %d", code)
+	}
+	if code, _ := h.do(t, http.MethodDelete, "/v1/silences/1", "", "tok"); code != 404 {
+		t.Errorf("remove twice: %d", code)
+	}
+	if code, _ := h.do(t, http.MethodPut, "/v1/silences", "", "tok"); code != 405 {
+		t.Errorf("PUT: %d", code)
+	}
+}

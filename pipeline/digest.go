@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// DigestData gathers today's digest from the current view and the store.
+func (p *Pipeline) DigestData() (alerts.DigestData, error) {
+	v := p.View()
+	if v == nil {
+		if err := p.Rebuild(); err != nil {
+			return alerts.DigestData{}, err
+		}
+		v = p.View()
+	}
+	now := p.now()
+	changes, err := p.store.Changes(now.Add(-24 * time.Hour))
+	if err != nil {
+		return alerts.DigestData{}, err
+	}
+	var lines []alerts.SourceLine
+	for _, s := range p.Statuses() {
+		note := s.LastError
+		if s.Reason != "" {
+			note = s.Reason
+		}
+		lines = append(lines, alerts.SourceLine{Name: s.Name, Status: s.Status, Note: note, Offers: s.Offers})
+	}
+	runners := p.cfg.Digest.RunnersUp
+	if runners < 0 {
+		runners = 0
+	}
+	return alerts.CollectDigest(v.Snapshot, p.alerts.Watches, p.store.Series, changes, lines, runners, now)
+}
+
+// Digest renders today's digest as Slack messages.
+func (p *Pipeline) Digest() ([]alerts.Message, error) {
+	d, err := p.DigestData()
+	if err != nil {
+		return nil, err
+	}
+	return alerts.DigestMessages(d), nil
+}
+
+// Messages lists the outbox, newest first.
+func (p *Pipeline) Messages(limit int) ([]store.Message, error) { return p.store.Messages(limit) }
+
+// SendDigest queues today's digest.
+func (p *Pipeline) SendDigest() error {
+	msgs, err := p.Digest()
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if err := p.Enqueue("digest", m); err != nil {
+			return err
+		}
+	}
+	p.log.Info("digest queued", "messages", len(msgs))
+	return nil
+}
+
+// Silences lists the stored silences.
+func (p *Pipeline) Silences() ([]store.Silence, error) { return p.store.Silences() }
+
+// AddSilence stores a silence.
+func (p *Pipeline) AddSilence(s store.Silence) (uint64, error) { return p.store.AddSilence(s) }
+
+// RemoveSilence deletes a silence.
+func (p *Pipeline) RemoveSilence(id uint64) error { return p.store.RemoveSilence(id) }
+
+// WatchNames lists the watches.
+func (p *Pipeline) WatchNames() []string {
+	names := make([]string, len(p.alerts.Watches))
+	for i, w := range p.alerts.Watches {
+		names[i] = w.Name
+	}
+	return names
+}
