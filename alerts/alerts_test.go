@@ -131,4 +131,3 @@ func TestDecide_CooldownMerges(t *testing.T) {
 		}
 	}
 }
-
