@@ -270,12 +270,7 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 			t.Run(source+"/"+m.mode, func(t *testing.T) {
 				t.Parallel()
 				var bad atomic.Bool
-				env := pipelinetest.New(t, badHandler(source, m.mode, &bad), func(c *config.Config) {
-					s := c.Sources[source]
-					// Retries are tested in scrapers; here one is enough.
-					s.Settings.Timeout, s.Settings.Retries = 200*time.Millisecond, 1
-					c.Sources[source] = s
-				})
+				env := pipelinetest.New(t, badHandler(source, m.mode, &bad), nil)
 				// The source under test, a canary that must stay healthy,
 				// and the rates every conversion needs.
 				canary := "runpod"
@@ -291,6 +286,12 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 				rates, _ := env.Store.Rates()
 				best := env.Pipeline.View().Snapshot.Best("lora-7b", pricewatch.DefaultModes(), "")
 
+				// The bad round: a short timeout and one retry (retries are
+				// tested in scrapers). The good round above kept the
+				// default, so a loaded machine cannot fail it.
+				s := env.Config.Sources[source]
+				s.Settings.Timeout, s.Settings.Retries = 300*time.Millisecond, 1
+				env.Config.Sources[source] = s
 				bad.Store(true)
 				for _, s := range env.Round(t, names...) {
 					switch {
