@@ -248,14 +248,17 @@ type sourceState struct {
 // fail (data quality degraded, change posts paused) and once when that
 // ends. It returns whether change posts are paused.
 func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, now time.Time) (bool, error) {
-	failing := 0
+	// Only sources that have run count: one not yet run is not failing,
+	// nor a reason to judge the others.
+	failing, known := 0, 0
 	for _, name := range enabled {
 		h, ok := health[name]
-		if ok && !h.LastOK {
-			failing++
-		}
 		if !ok {
 			continue
+		}
+		known++
+		if !h.LastOK {
+			failing++
 		}
 		_, err := e.Store.Decide("source:"+name, func(raw []byte) (any, []store.Message, error) {
 			var st sourceState
@@ -276,7 +279,7 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 			return false, err
 		}
 	}
-	degraded := len(enabled) > 0 && failing*2 > len(enabled)
+	degraded := known > 0 && failing*2 > known
 	_, err := e.Store.Decide("degraded", func(raw []byte) (any, []store.Message, error) {
 		var st sourceState
 		if raw != nil {
@@ -285,7 +288,7 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		if st.Alerted == degraded {
 			return nil, nil, nil
 		}
-		m, err := encode("degraded", "", DegradedMessage(failing, len(enabled), degraded), now)
+		m, err := encode("degraded", "", DegradedMessage(failing, known, degraded), now)
 		return sourceState{Alerted: degraded}, []store.Message{m}, err
 	})
 	return degraded, err

@@ -15,6 +15,7 @@ import (
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/store"
 )
 
 // fixtureDir copies the embedded fixtures to a folder a test may edit.
@@ -370,5 +371,107 @@ func TestPipeline_StaleOffersLeaveRanking(t *testing.T) {
 		if v.Snapshot.Excluded(w)["stale"] == 0 {
 			t.Errorf("%s: no offer counted as stale", w)
 		}
+	}
+}
+
+// A source failing three runs in a row gets one health post, and one on
+// recovery; its vanished offers post nothing.
+func TestPipeline_SourceHealthPosts(t *testing.T) {
+	var bad atomic.Bool
+	env := pipelinetest.New(t, badHandler("runpod", "500", &bad), oneWatch)
+	names := []string{"runpod", "vast", "ecb", "azure", "lambda"}
+	env.Round(t, names...)
+	bad.Store(true)
+	for range 5 {
+		env.Round(t, names...)
+	}
+	health := 0
+	for _, m := range env.Notifier.Messages {
+		if strings.Contains(m.Text, "runpod has failed 3 runs") {
+			health++
+		}
+	}
+	if health != 1 || env.Notifier.Count() != 1 {
+		t.Fatalf("health posts %d of %d messages, want exactly one: %v", health, env.Notifier.Count(), env.Notifier.Messages)
+	}
+	bad.Store(false)
+	env.Round(t, names...)
+	env.Round(t, names...)
+	if n := env.Notifier.Count(); n != 2 || !strings.Contains(env.Notifier.Messages[1].Text, "runpod recovered") {
+		t.Errorf("after recovery: %d messages, last %q", n, env.Notifier.Messages[n-1].Text)
+	}
+}
+
+// More than half the sources failing pauses change posts, with one post
+// saying so, and one when it ends.
+func TestPipeline_DegradedPausesChangePosts(t *testing.T) {
+	dir := fixtureDir(t)
+	var bad atomic.Bool
+	good := fixtures.Handler(os.DirFS(dir))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if bad.Load() && !strings.HasPrefix(r.URL.Path, "/runpod/") && r.URL.Path != "/robots.txt" {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		good.ServeHTTP(w, r)
+	})
+	env := pipelinetest.New(t, h, oneWatch)
+	names := []string{"runpod", "vast", "ecb", "azure", "lambda"}
+	env.Round(t, names...)
+	bad.Store(true)
+	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
+	for range 4 {
+		env.Round(t, names...)
+	}
+	var degraded, changes int
+	for _, m := range env.Notifier.Messages {
+		switch {
+		case strings.Contains(m.Text, "Data quality degraded"):
+			degraded++
+		case strings.Contains(m.Text, "new best"):
+			changes++
+		}
+	}
+	if degraded != 1 || changes != 0 {
+		t.Fatalf("degraded posts %d, change posts %d; want 1 and 0: %v", degraded, changes, env.Notifier.Messages)
+	}
+	bad.Store(false)
+	for range 3 {
+		env.Round(t, names...)
+	}
+	var restored bool
+	changes = 0
+	for _, m := range env.Notifier.Messages {
+		restored = restored || strings.Contains(m.Text, "Data quality restored")
+		if strings.Contains(m.Text, "new best") {
+			changes++
+		}
+	}
+	if !restored || changes != 1 {
+		t.Errorf("after recovery: restored %v, change posts %d (want the paused change posted once)", restored, changes)
+	}
+}
+
+// A silenced watch posts nothing, and when the silence ends nothing
+// floods out: its state advanced meanwhile.
+func TestPipeline_SilenceAdvancesState(t *testing.T) {
+	dir := fixtureDir(t)
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(dir)), oneWatch)
+	env.Round(t)
+	if _, err := env.Store.AddSilence(store.Silence{Watch: "lora", Starts: env.Now().Add(-time.Minute), Ends: env.Now().Add(time.Hour), Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, filepath.Join(dir, "runpod", "graphql.json"), l40sPrice, l40sCheap)
+	for range 4 {
+		env.Round(t)
+	}
+	if env.Notifier.Count() != 0 {
+		t.Fatalf("a silenced watch posted: %v", env.Notifier.Messages)
+	}
+	env.Advance(2 * time.Hour) // the silence ended
+	env.Round(t)
+	env.Round(t)
+	if env.Notifier.Count() != 0 {
+		t.Errorf("posts flooded out after the silence: %v", env.Notifier.Messages)
 	}
 }
