@@ -6,6 +6,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,8 +48,10 @@ type Config struct {
 	Slack     Slack   `yaml:"slack"`
 	// Owned is hardware the user owns or could buy, priced beside rentals
 	// in plans.
-	Owned   []rank.Owned      `yaml:"owned"`
-	Sources map[string]Source `yaml:"-"`
+	Owned []rank.Owned `yaml:"owned"`
+	// Workloads are named job specs ranked beside the built-in ones.
+	Workloads []map[string]any  `yaml:"workloads"`
+	Sources   map[string]Source `yaml:"-"`
 }
 
 // Server configures the HTTP API.
@@ -252,7 +255,8 @@ func (c *Config) Decode(r io.Reader) error {
 		return errors.New("the top level must be a mapping")
 	}
 	scalars := map[string]*string{"db": &c.DB, "log_level": &c.LogLevel, "user_agent": &c.UserAgent}
-	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned, "digest": &c.Digest}
+	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned,
+		"digest": &c.Digest, "workloads": &c.Workloads}
 	if err := noDuplicateKeys(root, ""); err != nil {
 		return err
 	}
@@ -529,6 +533,27 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 		bad("slack.channel", "is required with a bot token ("+EnvSlackToken+")")
 	}
 	return errors.Join(errs...)
+}
+
+// ResolveWorkloads returns the built-in workloads and those the config
+// defines. Each definition goes through the job-spec decoder of
+// POST /v1/plan, so an unknown field is an error naming it.
+func (c *Config) ResolveWorkloads() ([]rank.Workload, error) {
+	specs := make([]rank.NamedSpec, 0, len(c.Workloads))
+	for i, raw := range c.Workloads {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("workloads[%d]: %w", i, err)
+		}
+		var s rank.NamedSpec
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf("workloads[%d]: %w", i, err)
+		}
+		specs = append(specs, s)
+	}
+	return rank.Workloads(specs)
 }
 
 // SourceNames lists configured sources, sorted.

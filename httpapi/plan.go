@@ -157,7 +157,11 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := normalize.DefaultCatalog().Card(card); !ok {
 		return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", card)
 	}
-	if _, ok := rank.WorkloadByName(workload); !ok {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	if _, ok := v.Snapshot.Workload(workload); !ok {
 		return pricewatch.Errorf(pricewatch.EInvalid, "unknown workload %q", workload)
 	}
 	var body ProfileBody

@@ -182,7 +182,7 @@ func (s *Server) slashPlan(args []string) (string, []slack.Block) {
 		return "tokens: not a number: " + escape(args[1]), nil
 	}
 	spec := rank.JobSpec{Workload: args[0], Tokens: tokens, Limit: 3}
-	if rank.MethodServe == methodOf(args[0]) {
+	if w, ok := v.Snapshot.Workload(args[0]); ok && w.Method == rank.MethodServe {
 		spec.Tokens = 0
 		spec.PeakTokensPerSecond = tokens
 	}
@@ -213,13 +213,6 @@ func (s *Server) slashPlan(args []string) (string, []slack.Block) {
 	}
 	text := strings.Join(lines, "\n")
 	return text, []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateText(text, alerts.MaxSectionText), false, false), nil, nil)}
-}
-
-func methodOf(workload string) rank.Method {
-	if w, ok := rank.WorkloadByName(workload); ok {
-		return w.Method
-	}
-	return ""
 }
 
 func (s *Server) slashStatus() (string, []slack.Block) {

@@ -86,7 +86,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 		opt.Registry = prometheus.NewRegistry()
 	}
 	p := &Pipeline{
-		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(), workloads: rank.BuiltinWorkloads(),
+		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(),
 		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress,
 		disabled: map[string]string{},
 	}
@@ -101,6 +101,11 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 			}
 		}
 	}
+	ws, err := cfg.ResolveWorkloads()
+	if err != nil {
+		return nil, err
+	}
+	p.workloads = ws
 	m, err := newMetrics(opt.Registry)
 	if err != nil {
 		return nil, err
@@ -191,7 +196,7 @@ func (p *Pipeline) watches() ([]alerts.Watch, error) {
 			if err := dec.Decode(&spec); err != nil {
 				return nil, fmt.Errorf("watch %s: job: %w", w.Name, err)
 			}
-			if _, err := spec.Resolve(rank.WorkloadByName, normalize.KnownCurrency, cur); err != nil {
+			if _, err := spec.Resolve(p.Workload, normalize.KnownCurrency, cur); err != nil {
 				return nil, fmt.Errorf("watch %s: job: %w", w.Name, err)
 			}
 			aw.Job = &spec
@@ -257,6 +262,16 @@ func (p *Pipeline) Profiles() ([]rank.Profile, error) { return p.store.Profiles(
 
 // Catalog is the card catalog the pipeline normalizes with.
 func (p *Pipeline) Catalog() *normalize.Catalog { return p.catalog }
+
+// Workload returns a workload rankings are built for, by name.
+func (p *Pipeline) Workload(name string) (rank.Workload, bool) {
+	for _, w := range p.workloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return rank.Workload{}, false
+}
 
 // Workloads are the workloads rankings are built for.
 func (p *Pipeline) Workloads() []rank.Workload { return p.workloads }

@@ -475,3 +475,49 @@ func TestPipeline_SilenceAdvancesState(t *testing.T) {
 		t.Errorf("posts flooded out after the silence: %v", env.Notifier.Messages)
 	}
 }
+
+// Workloads defined in config are ranked beside the built-in ones and can
+// be watched.
+func TestPipeline_ConfigWorkloads(t *testing.T) {
+	env := pipelinetest.New(t, nil, func(c *config.Config) {
+		c.Workloads = []map[string]any{
+			{"name": "lora-13b", "workload": "lora-7b", "model": map[string]any{"preset": "llama-13b"}},
+			{"name": "serve-8b", "model": map[string]any{"preset": "llama3-8b"}, "method": "serve", "context": 2048, "description": "chat"},
+		}
+		c.Alerts.Watches = []config.Watch{{Name: "big", Workload: "lora-13b", Modes: []string{"ondemand"}}}
+	})
+	env.Round(t)
+	snap := env.Pipeline.View().Snapshot
+	w, ok := snap.Workload("lora-13b")
+	if !ok || w.Model.ParamsB != 13 || w.Method != "lora" || w.SeqLen != 2048 {
+		t.Fatalf("lora-13b = %+v", w)
+	}
+	b13 := snap.Best("lora-13b", pricewatch.DefaultModes(), "A100-80GB-SXM")
+	b7 := snap.Best("lora-7b", pricewatch.DefaultModes(), "A100-80GB-SXM")
+	if len(b13) != 1 || len(b7) != 1 || b13[0].TokensPerSecond >= b7[0].TokensPerSecond {
+		t.Errorf("a 13B model must train slower than a 7B one: %v vs %v", b13, b7)
+	}
+	if s, ok := snap.Workload("serve-8b"); !ok || s.Model.KVHeads != 8 || s.Description != "chat" || len(snap.Best("serve-8b", pricewatch.DefaultModes(), "")) == 0 {
+		t.Errorf("serve-8b = %+v", s)
+	}
+	if ws := env.Pipeline.Watches(); len(ws) != 1 || ws[0].Workload != "lora-13b" {
+		t.Errorf("watches %+v", ws)
+	}
+	for _, c := range []struct {
+		name string
+		w    map[string]any
+		want string
+	}{
+		{"UnknownField", map[string]any{"name": "x", "workload": "lora-7b", "colour": "red"}, "colour"},
+		{"Duplicate", map[string]any{"name": "lora-7b", "workload": "lora-7b"}, "workloads[0].name"},
+		{"BadPreset", map[string]any{"name": "x", "model": map[string]any{"preset": "gpt-5"}}, "model.preset"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Workloads = []map[string]any{c.w}
+			if _, err := cfg.ResolveWorkloads(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want it to name %q", err, c.want)
+			}
+		})
+	}
+}

@@ -435,3 +435,47 @@ func (h *HiddenSpec) resolve() (Hidden, error) {
 	}
 	return out, nil
 }
+
+// NamedSpec is a workload defined in config: a name, a description and a
+// job spec (its tokens, modes and costs are ignored: a workload is a shape).
+type NamedSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	JobSpec
+}
+
+// Workloads returns the built-in workloads followed by those defined by
+// specs, each of which may start from one defined before it. Names must
+// be unique.
+func Workloads(specs []NamedSpec) ([]Workload, error) {
+	ws := BuiltinWorkloads()
+	byName := map[string]Workload{}
+	for _, w := range ws {
+		byName[w.Name] = w
+	}
+	for i, s := range specs {
+		field := fmt.Sprintf("workloads[%d]", i)
+		if s.Name == "" || strings.ContainsAny(s.Name, " /?&#") {
+			return nil, invalid(field+".name", "required, without spaces or / ? & #")
+		}
+		if _, dup := byName[s.Name]; dup {
+			return nil, invalid(field+".name", "duplicate workload %q", s.Name)
+		}
+		if s.Tokens == 0 {
+			s.Tokens = 1 // a workload is a shape; Resolve wants tokens for training
+		}
+		job, err := s.JobSpec.Resolve(func(n string) (Workload, bool) { w, ok := byName[n]; return w, ok },
+			func(string) bool { return true }, "USD")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		w := job.Workload
+		w.Name, w.Description = s.Name, s.Description
+		if w.Description == "" {
+			w.Description = fmt.Sprintf("%s of %s (%gB, %s)", w.Method, w.Model.Name, w.Model.ParamsB, precisionName(w.WeightBytes))
+		}
+		byName[w.Name] = w
+		ws = append(ws, w)
+	}
+	return ws, nil
+}

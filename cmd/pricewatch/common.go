@@ -16,7 +16,6 @@ import (
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
-	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
 	"github.com/pricewatch/pricewatch/store"
 )
@@ -64,7 +63,15 @@ func (c *common) load() (*config.Config, error) {
 
 func validate(cfg *config.Config) error {
 	cat := normalize.DefaultCatalog()
-	err := cfg.Validate(func(w string) bool { _, ok := rank.WorkloadByName(w); return ok },
+	ws, err := cfg.ResolveWorkloads()
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	known := map[string]bool{}
+	for _, w := range ws {
+		known[w.Name] = true
+	}
+	err = cfg.Validate(func(w string) bool { return known[w] },
 		func(id string) bool { _, ok := cat.Card(id); return ok })
 	if err != nil {
 		return fmt.Errorf("config: %w", err)

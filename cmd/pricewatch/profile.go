@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -85,7 +86,11 @@ func setProfile(ctx context.Context, cfg *config.Config, card, workload string, 
 	if _, ok := normalize.DefaultCatalog().Card(card); !ok {
 		return usageError{fmt.Sprintf("--card: unknown card %q", card)}
 	}
-	if _, ok := rank.WorkloadByName(workload); !ok {
+	ws, err := cfg.ResolveWorkloads()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(ws, func(w rank.Workload) bool { return w.Name == workload }) {
 		return usageError{fmt.Sprintf("--workload: unknown workload %q", workload)}
 	}
 	if !(tps > 0 && tps < 1e7) {
