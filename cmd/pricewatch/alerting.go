@@ -41,6 +41,23 @@ func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pip
 	return fn(p)
 }
 
+// readOrAsk runs local over a read-only pipeline on the store or, when a
+// running daemon holds the database, remote against the daemon's address
+// (--addr, else the one it recorded, else server.addr).
+func readOrAsk(cfg *config.Config, addr string, stderr io.Writer, local func(*pipeline.Pipeline) error, remote func(addr string) error) error {
+	err := withPipeline(cfg, false, stderr, local)
+	if !errors.Is(err, store.ErrLocked) {
+		return err
+	}
+	if addr == "" {
+		addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+	}
+	if err := remote(addr); err != nil {
+		return fmt.Errorf("%s is held by a running daemon; asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, addr, err)
+	}
+	return nil
+}
+
 func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
 	fs.SetOutput(stderr)

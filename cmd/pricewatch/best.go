@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,12 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
-	"github.com/pricewatch/pricewatch/store"
 )
 
 func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,39 +45,24 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			q.Set(k, v)
 		}
 	}
-	st, err := openStore(cfg.DB, true)
 	var resp *httpapi.BestResponse
-	switch {
-	case errors.Is(err, store.ErrLocked):
-		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
-		}
-		resp, err = askDaemon(ctx, *addr, q)
-		if err != nil {
-			return fmt.Errorf("%s is held by a running daemon, and asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, *addr, err)
-		}
-	case err != nil:
-		return err
-	default:
-		defer st.Close()
-		p, err := pipeline.New(cfg, st, pipeline.Options{Registry: prometheus.NewRegistry(), Logger: newLogger(stderr, "error")})
-		if err != nil {
-			return err
-		}
-		v, err := p.BuildView()
-		if err != nil {
-			return err
-		}
-		bq, err := httpapi.ParseBestQuery(q, v.Snapshot, normalize.DefaultCatalog())
+	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+		snap := p.View().Snapshot
+		bq, err := httpapi.ParseBestQuery(q, snap, normalize.DefaultCatalog())
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		if resp, err = httpapi.Best(v.Snapshot, bq); err != nil {
-			return err
-		}
-		if len(v.Snapshot.Offers) == 0 {
+		if len(snap.Offers) == 0 {
 			fmt.Fprintf(stderr, "pricewatch: %s holds no offers yet; run `pricewatch scrape` (or serve) first\n", cfg.DB)
 		}
+		resp, err = httpapi.Best(snap, bq)
+		return err
+	}, func(addr string) error {
+		resp = new(httpapi.BestResponse)
+		return daemonJSON(ctx, http.MethodGet, addr, "/v1/best?"+q.Encode(), "", nil, resp)
+	})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		b, err := json.Marshal(resp)
@@ -102,32 +83,6 @@ func daemonAddr(db, fallback string) string {
 		return a
 	}
 	return fallback
-}
-
-// askDaemon asks a running daemon, so the CLI works while serve holds the
-// database instead of hanging on the lock.
-func askDaemon(ctx context.Context, addr string, q url.Values) (*httpapi.BestResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/best?"+q.Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
-		return nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
-	}
-	var out httpapi.BestResponse
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("decode answer: %w", err)
-	}
-	return &out, nil
 }
 
 func printBest(w io.Writer, r *httpapi.BestResponse) {

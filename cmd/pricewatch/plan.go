@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,15 +13,12 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
-	"github.com/pricewatch/pricewatch/store"
 )
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -124,30 +120,16 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var res *rank.PlanResult
-	st, err := openStore(cfg.DB, true)
-	switch {
-	case errors.Is(err, store.ErrLocked):
-		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
-		}
-		if res, err = askPlan(ctx, *addr, spec); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
-		}
-	case err != nil:
+	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+		var err error
+		res, err = httpapi.Plan(p.View().Snapshot, spec, cfg.Owned)
 		return err
-	default:
-		defer st.Close()
-		p, err := pipeline.New(cfg, st, pipeline.Options{Registry: prometheus.NewRegistry(), Logger: newLogger(stderr, "error")})
-		if err != nil {
-			return err
-		}
-		v, err := p.BuildView()
-		if err != nil {
-			return err
-		}
-		if res, err = httpapi.Plan(v.Snapshot, spec, cfg.Owned); err != nil {
-			return err
-		}
+	}, func(addr string) error {
+		res = new(rank.PlanResult)
+		return daemonJSON(ctx, http.MethodPost, addr, "/v1/plan", "", spec, res)
+	})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		b, err := json.Marshal(res)
@@ -183,32 +165,6 @@ func readSpec(file string) (rank.JobSpec, error) {
 		return spec, fmt.Errorf("--spec %s: %w", file, err)
 	}
 	return spec, nil
-}
-
-func askPlan(ctx context.Context, addr string, spec rank.JobSpec) (*rank.PlanResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	body, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/plan", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
-		return nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
-	}
-	var out rank.PlanResult
-	return &out, json.NewDecoder(res.Body).Decode(&out)
 }
 
 func printPlan(w io.Writer, r *rank.PlanResult) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +10,11 @@ import (
 	"net/http"
 	"slices"
 	"text/tabwriter"
-	"time"
 
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
@@ -45,23 +44,19 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if sub == "set" {
 		return setProfile(ctx, cfg, *card, *workload, *tps, *note, *addr, stdout)
 	}
-	st, err := openStore(cfg.DB, true)
 	var ps []rank.Profile
-	switch {
-	case errors.Is(err, store.ErrLocked):
-		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
-		}
-		if ps, err = askProfiles(ctx, *addr); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
-		}
-	case err != nil:
+	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+		var err error
+		ps, err = p.Profiles()
 		return err
-	default:
-		defer st.Close()
-		if ps, err = st.Profiles(); err != nil {
-			return err
-		}
+	}, func(addr string) error {
+		var out struct{ Profiles []rank.Profile }
+		err := daemonJSON(ctx, http.MethodGet, addr, "/v1/profiles", "", nil, &out)
+		ps = out.Profiles
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	var out []rank.Profile
 	for _, p := range ps {
@@ -123,42 +118,6 @@ func putProfile(ctx context.Context, addr, token, card, workload string, tps flo
 	if token == "" {
 		return fmt.Errorf("no API token: set %s to the daemon's token", config.EnvAPIToken)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	body, _ := json.Marshal(httpapi.ProfileBody{TokensPerSecond: tps, Note: note})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/profiles/"+card+"/"+workload, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
-		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
-	}
-	return nil
-}
-
-func askProfiles(ctx context.Context, addr string) ([]rank.Profile, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/profiles", nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	var out struct{ Profiles []rank.Profile }
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", res.StatusCode)
-	}
-	return out.Profiles, json.NewDecoder(res.Body).Decode(&out)
+	return daemonJSON(ctx, http.MethodPut, addr, "/v1/profiles/"+card+"/"+workload, token,
+		httpapi.ProfileBody{TokensPerSecond: tps, Note: note}, nil)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,11 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline"
-	"github.com/pricewatch/pricewatch/store"
 )
 
 func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,28 +34,18 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	var list []httpapi.SourceStatus
-	st, err := openStore(cfg.DB, true)
-	switch {
-	case errors.Is(err, store.ErrLocked):
-		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
-		}
-		if list, err = askSources(ctx, *addr); err != nil {
-			return fmt.Errorf("%s is held by a running daemon, and asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, *addr, err)
-		}
-	case err != nil:
+	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+		// Next runs are known to a running daemon only.
+		list = pipeline.SourceStatuses(cfg, p.View().Health, p.Disabled(), time.Now().UTC(), nil)
+		return nil
+	}, func(addr string) error {
+		var out struct{ Sources []httpapi.SourceStatus }
+		err := daemonJSON(ctx, http.MethodGet, addr, "/v1/sources", "", nil, &out)
+		list = out.Sources
 		return err
-	default:
-		defer st.Close()
-		p, err := pipeline.New(cfg, st, pipeline.Options{Registry: prometheus.NewRegistry(), Logger: newLogger(stderr, "error")})
-		if err != nil {
-			return err
-		}
-		health, err := st.Health()
-		if err != nil {
-			return err
-		}
-		list = pipeline.SourceStatuses(cfg, health, p.Disabled(), time.Now().UTC(), nil)
+	})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		b, err := json.Marshal(map[string]any{"sources": list})
@@ -71,28 +57,6 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	printSources(stdout, list)
 	return nil
-}
-
-func askSources(ctx context.Context, addr string) ([]httpapi.SourceStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/sources", nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", res.StatusCode)
-	}
-	var out struct{ Sources []httpapi.SourceStatus }
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("decode answer: %w", err)
-	}
-	return out.Sources, nil
 }
 
 func printSources(w io.Writer, list []httpapi.SourceStatus) {

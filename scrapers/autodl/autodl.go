@@ -285,17 +285,17 @@ func withQuery(raw string, q url.Values) string {
 var ErrTokenRefused = errors.New("AutoDL refused the token in " + TokenEnv)
 
 type machine struct {
-	MachineID  flexString `json:"machine_id"`
-	RegionName string     `json:"region_name"`
-	RegionSign string     `json:"region_sign"`
-	GPUName    string     `json:"gpu_name"`
-	GPUNumber  flexNum    `json:"gpu_number"`
-	GPUMemory  flexNum    `json:"gpu_memory"` // bytes per GPU
-	Payg       *bool      `json:"payg"`
-	PaygPrice  flexNum    `json:"payg_price"` // li per GPU-hour (machine list)
+	MachineID  scrapers.ID     `json:"machine_id"`
+	RegionName string          `json:"region_name"`
+	RegionSign string          `json:"region_sign"`
+	GPUName    string          `json:"gpu_name"`
+	GPUNumber  scrapers.Number `json:"gpu_number"`
+	GPUMemory  scrapers.Number `json:"gpu_memory"` // bytes per GPU
+	Payg       *bool           `json:"payg"`
+	PaygPrice  scrapers.Number `json:"payg_price"` // li per GPU-hour (machine list)
 	SKUs       []struct {
-		Type         string  `json:"type"`
-		CurrentPrice flexNum `json:"current_price"` // li per GPU per charge period
+		Type         string          `json:"type"`
+		CurrentPrice scrapers.Number `json:"current_price"` // li per GPU per charge period
 	} `json:"machine_sku_info"`
 }
 
@@ -367,10 +367,10 @@ func ParseSearch(body []byte, chargeType, url string) (Page, error) {
 			GPUName: name, Price: li / LiPerYuan, Currency: "CNY", Unit: ct.unit, PerGPU: true,
 			Mode: ct.mode, URL: url,
 		}
-		if n, ok := m.GPUNumber.get(); ok && n > 0 && n == math.Trunc(n) {
+		if n, ok := m.GPUNumber.Get(); ok && n > 0 && n == math.Trunc(n) {
 			o.GPUCount = int(n)
 		}
-		if b, ok := m.GPUMemory.get(); ok && b > 0 {
+		if b, ok := m.GPUMemory.Get(); ok && b > 0 {
 			o.GPUMemoryGB = b / (1 << 30)
 		}
 		p.Observations = append(p.Observations, o)
@@ -389,14 +389,14 @@ func ParseSearch(body []byte, chargeType, url string) (Page, error) {
 func skuPrice(m machine, chargeType string) (float64, bool) {
 	for _, s := range m.SKUs {
 		if s.Type == chargeType {
-			if v, ok := s.CurrentPrice.get(); ok && v > 0 {
+			if v, ok := s.CurrentPrice.Get(); ok && v > 0 {
 				return v, true
 			}
 			return 0, false
 		}
 	}
 	if chargeType == "payg" {
-		if v, ok := m.PaygPrice.get(); ok && v > 0 {
+		if v, ok := m.PaygPrice.Get(); ok && v > 0 {
 			return v, true
 		}
 	}
@@ -516,56 +516,4 @@ func sameHosts(urls, allowed []string) bool {
 		}
 	}
 	return true
-}
-
-// flexNum is a JSON number that may also arrive as a numeric string.
-type flexNum struct {
-	v  float64
-	ok bool
-}
-
-func (n *flexNum) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(str)
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		// Not a number: the field counts as absent.
-		return nil
-	}
-	n.v, n.ok = v, true
-	return nil
-}
-
-func (n flexNum) get() (float64, bool) { return n.v, n.ok }
-
-// flexString is an id that may arrive as a string or a number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		*f = flexString(strings.TrimSpace(str))
-		return nil
-	}
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return nil
-	}
-	*f = flexString(s)
-	return nil
 }

@@ -167,16 +167,16 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 }
 
 type machine struct {
-	ID          flexString `json:"id"`
-	MachineName string     `json:"machineName"`
-	IsOnline    *bool      `json:"isOnline"`
-	GPUNum      flexNum    `json:"gpuNum"`
+	ID          scrapers.ID     `json:"id"`
+	MachineName string          `json:"machineName"`
+	IsOnline    *bool           `json:"isOnline"`
+	GPUNum      scrapers.Number `json:"gpuNum"`
 	BaseInfo    *struct {
 		GPUName string `json:"gpuName"`
 	} `json:"baseInfo"`
 	SKUList []struct {
-		SKUName string  `json:"skuName"`
-		Price   flexNum `json:"price"`
+		SKUName string          `json:"skuName"`
+		Price   scrapers.Number `json:"price"`
 	} `json:"skuList"`
 }
 
@@ -229,7 +229,7 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 			if !ok {
 				continue // day/week/month SKUs were never observed: their units are unknown
 			}
-			v, ok := sku.Price.get()
+			v, ok := sku.Price.Get()
 			price := v / scale
 			if !ok || !(price > 0) || math.IsInf(price, 0) {
 				continue
@@ -238,7 +238,7 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 				Source: "gpushare", OfferID: string(m.ID) + "/" + sku.SKUName, GPUName: strings.TrimSpace(m.BaseInfo.GPUName),
 				Price: price, Currency: "CNY", Unit: pricewatch.PerHour, PerGPU: true, Mode: mode, URL: url,
 			}
-			if n, ok := m.GPUNum.get(); ok && n > 0 && n == math.Trunc(n) && n < 1e6 {
+			if n, ok := m.GPUNum.Get(); ok && n > 0 && n == math.Trunc(n) && n < 1e6 {
 				o.GPUCount = int(n)
 			}
 			p.Observations = append(p.Observations, o)
@@ -261,55 +261,4 @@ func Parse(body []byte) ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return p.Observations, nil
-}
-
-// flexNum is a JSON number that may also arrive as a numeric string.
-type flexNum struct {
-	v  float64
-	ok bool
-}
-
-func (n *flexNum) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(str)
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	n.v, n.ok = v, true
-	return nil
-}
-
-func (n flexNum) get() (float64, bool) { return n.v, n.ok }
-
-// flexString is an id that may arrive as a string or a number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		*f = flexString(strings.TrimSpace(str))
-		return nil
-	}
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return nil
-	}
-	*f = flexString(s)
-	return nil
 }

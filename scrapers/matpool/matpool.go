@@ -182,8 +182,8 @@ func refused(err error) error {
 }
 
 type machine struct {
-	AgentID flexString `json:"agentId"`
-	Domain  flexString `json:"domain"`
+	AgentID scrapers.ID `json:"agentId"`
+	Domain  scrapers.ID `json:"domain"`
 	GPU     *struct {
 		Total int `json:"total"`
 	} `json:"gpu"`
@@ -195,7 +195,7 @@ type machine struct {
 			GPUIds  []json.RawMessage `json:"gpuIds"`
 			GPUName string            `json:"gpuName"`
 		} `json:"gpu"`
-		PriceMillicent flexNum `json:"priceMillicent"`
+		PriceMillicent scrapers.Number `json:"priceMillicent"`
 	} `json:"hardware"`
 }
 
@@ -210,8 +210,8 @@ type listing struct {
 }
 
 type response struct {
-	Code *flexNum `json:"code"`
-	Msg  string   `json:"msg"`
+	Code *scrapers.Number `json:"code"`
+	Msg  string           `json:"msg"`
 	listing
 	// Some answers wrap the payload in data.
 	Data *listing `json:"data"`
@@ -234,8 +234,8 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 		return Page{}, err
 	}
 	if r.Code != nil {
-		if code, ok := r.Code.get(); !ok || code != 0 {
-			return Page{}, fmt.Errorf("matpool error: code %v: %s", r.Code.raw, r.Msg)
+		if code, ok := r.Code.Get(); !ok || code != 0 {
+			return Page{}, fmt.Errorf("matpool error: code %v: %s", r.Code.Raw(), r.Msg)
 		}
 	}
 	l := r.listing
@@ -253,7 +253,7 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 		if m.AgentID == "" || m.Hardware == nil || m.Hardware.GPU == nil || strings.TrimSpace(m.Hardware.GPU.GPUName) == "" {
 			continue
 		}
-		units, ok := m.Hardware.PriceMillicent.get()
+		units, ok := m.Hardware.PriceMillicent.Get()
 		if !ok || !(units > 0) {
 			continue
 		}
@@ -304,58 +304,4 @@ func Parse(body []byte) ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return p.Observations, nil
-}
-
-// flexNum is a JSON number that may also arrive as a numeric string.
-type flexNum struct {
-	v   float64
-	ok  bool
-	raw string
-}
-
-func (n *flexNum) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	n.raw = s
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(str)
-		n.raw = s
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	n.v, n.ok = v, true
-	return nil
-}
-
-func (n flexNum) get() (float64, bool) { return n.v, n.ok }
-
-// flexString is an id that may arrive as a string or a number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		*f = flexString(strings.TrimSpace(str))
-		return nil
-	}
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return nil
-	}
-	*f = flexString(s)
-	return nil
 }
