@@ -525,3 +525,13 @@ func (d *Disabled) Error() string { return "disabled: " + d.Reason }
 type Checker interface {
 	Check(env *Env) error
 }
+
+// CompleteHTML rejects a page cut short: HTML parses leniently, so half a
+// page would otherwise yield half the rows and look like offers that
+// vanished.
+func CompleteHTML(body []byte) error {
+	if !bytes.Contains(bytes.ToLower(body), []byte("</html>")) {
+		return errors.New("page truncated (no closing </html>)")
+	}
+	return nil
+}

@@ -10,9 +10,9 @@ import (
 // Number is a JSON number that may also arrive as a numeric string, as the
 // rental platforms' APIs send them; anything else counts as absent.
 type Number struct {
-	v   float64
-	ok  bool
-	raw string
+	Value float64
+	Valid bool
+	raw   string
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -34,12 +34,12 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}
-	n.v, n.ok = v, true
+	n.Value, n.Valid = v, true
 	return nil
 }
 
 // Get returns the number and whether one was there.
-func (n Number) Get() (float64, bool) { return n.v, n.ok }
+func (n Number) Get() (float64, bool) { return n.Value, n.Valid }
 
 // Raw is the value as sent (for error messages).
 func (n Number) Raw() string { return n.raw }

@@ -74,7 +74,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	if err := complete(resp.Body); err != nil {
+	if err := completePage(resp.Body); err != nil {
 		return scrapers.Result{}, err
 	}
 	obs, err := p.result()
@@ -82,19 +82,10 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	return scrapers.Result{Observations: obs}, err
 }
 
-// complete rejects a page cut short: HTML parses leniently, so half a page
-// would otherwise yield half the products and look like offers that vanished.
-func complete(body []byte) error {
-	if !bytes.Contains(bytes.ToLower(body), []byte("</html>")) {
-		return errors.New("coreweave: page truncated (no closing </html>)")
-	}
-	return nil
-}
-
 // Parse parses a pricing page already in hand, with the same product parser
 // the collector's callback uses.
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
-	if err := complete(body); err != nil {
+	if err := completePage(body); err != nil {
 		return nil, err
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
@@ -278,4 +269,12 @@ func (p *parser) result() ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return out, nil
+}
+
+// completePage names the source in the shared truncation check.
+func completePage(body []byte) error {
+	if err := scrapers.CompleteHTML(body); err != nil {
+		return fmt.Errorf("coreweave: %w", err)
+	}
+	return nil
 }

@@ -13,11 +13,9 @@ package jarvislabs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,35 +73,13 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	return scrapers.Result{Observations: obs}, err
 }
 
-// num is a number the API writes as a number or a string ("24"); null,
-// empty and non-numeric values are absent (ok false).
-type num struct {
-	v  float64
-	ok bool
-}
-
-func (n *num) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	n.v, n.ok = v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
-	return nil
-}
-
 type serverMeta struct {
-	GPUType      string `json:"gpu_type"`
-	Region       string `json:"region"`
-	PricePerHour num    `json:"price_per_hour"`
-	SpotPrice    num    `json:"spot_price"`
-	VRAM         num    `json:"vram"`
-	NumGPUs      num    `json:"num_gpus"`
+	GPUType      string          `json:"gpu_type"`
+	Region       string          `json:"region"`
+	PricePerHour scrapers.Number `json:"price_per_hour"`
+	SpotPrice    scrapers.Number `json:"spot_price"`
+	VRAM         scrapers.Number `json:"vram"`
+	NumGPUs      scrapers.Number `json:"num_gpus"`
 }
 
 type response struct {
@@ -138,24 +114,24 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			continue
 		}
 		count := 1
-		if m.NumGPUs.ok && m.NumGPUs.v >= 1 && m.NumGPUs.v <= 1024 && m.NumGPUs.v == math.Trunc(m.NumGPUs.v) {
-			count = int(m.NumGPUs.v)
+		if m.NumGPUs.Valid && m.NumGPUs.Value >= 1 && m.NumGPUs.Value <= 1024 && m.NumGPUs.Value == math.Trunc(m.NumGPUs.Value) {
+			count = int(m.NumGPUs.Value)
 		}
 		mem := 0.0
-		if m.VRAM.ok && m.VRAM.v > 0 {
-			mem = m.VRAM.v
+		if m.VRAM.Valid && m.VRAM.Value > 0 {
+			mem = m.VRAM.Value
 		}
 		region := strings.TrimSpace(m.Region)
 		for _, p := range []struct {
 			mode  pricewatch.Mode
-			price num
+			price scrapers.Number
 		}{{pricewatch.ModeOnDemand, m.PricePerHour}, {pricewatch.ModeSpot, m.SpotPrice}} {
-			if !p.price.ok || !(p.price.v > 0) {
+			if !p.price.Valid || !(p.price.Value > 0) {
 				continue
 			}
 			o := pricewatch.Observation{
 				Source: "jarvislabs", OfferID: name, Region: region, GPUName: name,
-				GPUCount: count, GPUMemoryGB: mem, Price: p.price.v, Currency: "USD",
+				GPUCount: count, GPUMemoryGB: mem, Price: p.price.Value, Currency: "USD",
 				Unit: pricewatch.PerHour, PerGPU: true, Mode: p.mode, URL: url,
 			}
 			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)

@@ -18,7 +18,6 @@ package tensordock
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -110,31 +109,9 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	return scrapers.Result{Observations: obs}, err
 }
 
-// num is a JSON number that may come as a string; ok is false for null,
-// absent or non-numeric values.
-type num struct {
-	v  float64
-	ok bool
-}
-
-func (n *num) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
-		return nil
-	}
-	if strings.HasPrefix(s, `"`) {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	n.v, n.ok = v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
-	return nil
-}
-
 type resource struct {
-	Amount num `json:"amount"`
-	Price  num `json:"price"`
+	Amount scrapers.Number `json:"amount"`
+	Price  scrapers.Number `json:"price"`
 }
 
 type hostnode struct {
@@ -148,9 +125,9 @@ type hostnode struct {
 		RAM     *resource `json:"ram"`
 		Storage *resource `json:"storage"`
 		GPU     map[string]struct {
-			Amount num `json:"amount"`
-			Price  num `json:"price"`
-			VRAM   num `json:"vram"`
+			Amount scrapers.Number `json:"amount"`
+			Price  scrapers.Number `json:"price"`
+			VRAM   scrapers.Number `json:"vram"`
 		} `json:"gpu"`
 	} `json:"specs"`
 }
@@ -214,20 +191,20 @@ func Parse(body []byte, url string, typ Typical) ([]pricewatch.Observation, erro
 		sort.Strings(keys)
 		for _, k := range keys {
 			g := sp.GPU[k]
-			if !g.Price.ok || !(g.Price.v > 0) || !g.Amount.ok || g.Amount.v < 1 {
+			if !g.Price.Valid || !(g.Price.Value > 0) || !g.Amount.Valid || g.Amount.Value < 1 {
 				continue // priced at nothing, or every GPU of the model rented
 			}
-			n := math.Min(math.Floor(g.Amount.v), slots)
+			n := math.Min(math.Floor(g.Amount.Value), slots)
 			if n < 1 || n > 1e6 {
 				continue
 			}
-			price := g.Price.v + base
+			price := g.Price.Value + base
 			if !(price > 0) || math.IsInf(price, 0) {
 				continue
 			}
 			name, mem := GPUName(k)
-			if g.VRAM.ok && g.VRAM.v > 0 {
-				mem = g.VRAM.v
+			if g.VRAM.Valid && g.VRAM.Value > 0 {
+				mem = g.VRAM.Value
 			}
 			out = append(out, pricewatch.Observation{
 				Source: "tensordock", OfferID: id + "/" + k, Region: region,
@@ -253,18 +230,18 @@ func extras(cpu, ram, storage *resource, typ Typical) (price, slots float64, ok 
 		r    *resource
 		need float64
 	}{{cpu, typ.VCPUsPerGPU}, {ram, typ.RAMGBPerGPU}, {storage, typ.StorageGBPerGPU}} {
-		if p.r == nil || !p.r.Price.ok || p.r.Price.v < 0 || !p.r.Amount.ok {
+		if p.r == nil || !p.r.Price.Valid || p.r.Price.Value < 0 || !p.r.Amount.Valid {
 			return 0, 0, false
 		}
 		if p.need <= 0 {
 			continue
 		}
-		fit := math.Floor(p.r.Amount.v / p.need)
+		fit := math.Floor(p.r.Amount.Value / p.need)
 		if fit < 1 {
 			return 0, 0, false
 		}
 		slots = math.Min(slots, fit)
-		price += p.need * p.r.Price.v
+		price += p.need * p.r.Price.Value
 	}
 	return price, slots, true
 }
