@@ -11,7 +11,6 @@ import (
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/fixtures"
-	"github.com/pricewatch/pricewatch/scrapers"
 	"github.com/pricewatch/pricewatch/scrapers/gpushare"
 	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
 )
@@ -50,15 +49,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestScraper_Check(t *testing.T) {
-	s := gpushare.New()
-	var d *scrapers.Disabled
-	err := s.Check(&scrapers.Env{Getenv: func(string) string { return "" }})
-	if !errors.As(err, &d) || !strings.Contains(d.Reason, gpushare.TokenEnv) || !strings.Contains(d.Reason, "unverified") {
-		t.Errorf("without a token: %v", err)
-	}
-	if err := s.Check(&scrapers.Env{Getenv: scrapertest.TestSecret}); err != nil {
-		t.Errorf("with a token: %v", err)
-	}
+	scrapertest.NeedsSecret(t, gpushare.New(), gpushare.TokenEnv, "unverified")
 }
 
 // Requests carry the Bearer token, Origin/Referer and the store's query;

@@ -71,25 +71,9 @@ func TestScraper_Fixture(t *testing.T) {
 // TestParse_SameAsScrape checks that Parse, over the raw page, yields what
 // the collector's callbacks yield.
 func TestParse_SameAsScrape(t *testing.T) {
-	body, err := fs.ReadFile(fixtures.FS(), "lambda/pricing.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs, err := lambda.Parse(body, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := scrapertest.ScrapeFixtures(t, "lambda")
-	if len(obs) != len(res.Observations) {
-		t.Fatalf("Parse %d observations, Scrape %d", len(obs), len(res.Observations))
-	}
-	for i := range obs {
-		a, b := obs[i], res.Observations[i]
-		a.URL, b.URL = "", ""
-		if a != b {
-			t.Errorf("row %d: Parse %+v, Scrape %+v", i, a, b)
-		}
-	}
+	scrapertest.SameAsScrape(t, "lambda", "lambda/pricing.html", func(b []byte) ([]pricewatch.Observation, error) {
+		return lambda.Parse(b, "")
+	})
 }
 
 func row(plan, vcpus, price string) string {

@@ -7,13 +7,16 @@ package scrapertest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io/fs"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +87,52 @@ func ScrapeFixtures(t testing.TB, name string) scrapers.Result {
 		t.Fatalf("scrape %s from fixtures: %v", name, err)
 	}
 	return res
+}
+
+// SameAsScrape checks that parse, over the raw fixture file (a path in
+// fixtures.FS()), yields what the named scraper's collector callbacks yield
+// from the fixture server; URLs are left out of the comparison.
+func SameAsScrape(t *testing.T, name, file string, parse func([]byte) ([]pricewatch.Observation, error)) {
+	t.Helper()
+	body, err := fs.ReadFile(fixtures.FS(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ScrapeFixtures(t, name)
+	if len(obs) != len(res.Observations) {
+		t.Fatalf("Parse %d observations, Scrape %d", len(obs), len(res.Observations))
+	}
+	for i := range obs {
+		a, b := obs[i], res.Observations[i]
+		a.URL, b.URL = "", ""
+		if a != b {
+			t.Errorf("row %d: Parse %+v, Scrape %+v", i, a, b)
+		}
+	}
+}
+
+// NeedsSecret checks that c disables its source while no secret is set,
+// with a reason that mentions each of words, and passes once every secret
+// reads as TestSecret.
+func NeedsSecret(t *testing.T, c scrapers.Checker, words ...string) {
+	t.Helper()
+	var d *scrapers.Disabled
+	err := c.Check(&scrapers.Env{Getenv: func(string) string { return "" }})
+	if !errors.As(err, &d) {
+		t.Fatalf("without a secret: %v, want *scrapers.Disabled", err)
+	}
+	for _, w := range words {
+		if !strings.Contains(d.Reason, w) {
+			t.Errorf("reason %q does not mention %q", d.Reason, w)
+		}
+	}
+	if err := c.Check(&scrapers.Env{Getenv: TestSecret}); err != nil {
+		t.Errorf("with a secret: %v", err)
+	}
 }
 
 // Golden is the reviewed, checked-in summary of a source's normalized result.
