@@ -18,11 +18,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "alibaba")
-	nr, g := scrapertest.Normalize("alibaba", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "alibaba", res)
 	want := map[string]int{"ondemand": 8, "monthly": 6, "reserved-1y": 3}
 	for m, n := range want {
 		if g.ByMode[m] != n {

@@ -67,11 +67,7 @@ func TestScraper_Fixture(t *testing.T) {
 		}
 	}
 	all := scrapers.Result{Observations: append(append([]pricewatch.Observation(nil), market.Observations...), list.Observations...)}
-	nr, g := scrapertest.Normalize("autodl", all)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, _ := scrapertest.CheckFixture(t, "autodl", all)
 	if len(market.Observations) != 12 || len(list.Observations) != 21 {
 		t.Errorf("observations: market %d (want 12), list %d (want 21)", len(market.Observations), len(list.Observations))
 	}

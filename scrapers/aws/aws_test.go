@@ -33,11 +33,7 @@ type priceCase struct {
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "aws")
-	nr, g := scrapertest.Normalize("aws", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "aws", res)
 	if g.Offers != 54 || g.ByMode["ondemand"] != 35 || g.ByMode["reserved-1y"] != 19 || len(g.ByMode) != 2 {
 		t.Errorf("offers %d by mode %v, want 54 = 35 ondemand + 19 reserved-1y", g.Offers, g.ByMode)
 	}
@@ -92,11 +88,7 @@ func TestScraper_Fixture(t *testing.T) {
 
 func TestScraperChina_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "aws-china")
-	nr, g := scrapertest.Normalize("aws-china", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "aws-china", res)
 	if g.Offers != 32 || g.ByMode["ondemand"] != 15 || g.ByMode["reserved-1y"] != 14 || g.ByMode["reserved-3y"] != 3 {
 		t.Errorf("offers %d by mode %v, want 32 = 15 ondemand + 14 reserved-1y + 3 reserved-3y", g.Offers, g.ByMode)
 	}

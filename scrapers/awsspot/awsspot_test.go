@@ -46,11 +46,7 @@ func fixtureBody(t testing.TB, name string) []byte {
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, awsspot.Name)
-	nr, g := scrapertest.Normalize(awsspot.Name, res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, _ := scrapertest.CheckFixture(t, awsspot.Name, res)
 	// Hand-computed from fixtures/aws-spot/spot.json (Linux column) divided
 	// by the GPUs of the size; bands from spot-advisor-data.json
 	// (us-east-1, Linux, r → ranges[r].label).

@@ -23,11 +23,7 @@ var pages = []string{"azure/eastus-1.json", "azure/eastus-2.json", "azure/westeu
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "azure")
-	nr, g := scrapertest.Normalize("azure", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "azure", res)
 
 	const (
 		od, spot        = pricewatch.ModeOnDemand, pricewatch.ModeSpot

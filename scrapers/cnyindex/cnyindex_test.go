@@ -16,11 +16,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, cnyindex.Name)
-	nr, g := scrapertest.Normalize(cnyindex.Name, res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, cnyindex.Name, res)
 	if len(res.Observations) != 20 || g.ByMode["ondemand"] != 20 || len(g.ByMode) != 1 {
 		t.Errorf("%d observations, by mode %v; want the 20 rows of the excerpt, on-demand", len(res.Observations), g.ByMode)
 	}

@@ -16,11 +16,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "coreweave")
-	nr, g := scrapertest.Normalize("coreweave", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "coreweave", res)
 	// 4 priced products (GB300 is "Contact sales"), each once although the
 	// page repeats every block; spot on H100 and RTX PRO 6000 only.
 	if len(res.Observations) != 6 || g.ByMode["ondemand"] != 4 || g.ByMode["spot"] != 2 {

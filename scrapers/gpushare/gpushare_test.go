@@ -17,11 +17,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "gpushare")
-	nr, g := scrapertest.Normalize("gpushare", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, _ := scrapertest.CheckFixture(t, "gpushare", res)
 	// The payg price is per card: not divided by gpuNum.
 	for _, c := range []struct {
 		key, card string

@@ -18,11 +18,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "jarvislabs")
-	nr, g := scrapertest.Normalize("jarvislabs", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "jarvislabs", res)
 	for _, c := range []struct {
 		key, card string
 		mode      pricewatch.Mode

@@ -19,11 +19,7 @@ const realRows = 10
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "lambda")
-	nr, g := scrapertest.Normalize("lambda", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "lambda", res)
 	if len(res.Observations) != realRows || len(nr.Offers) != realRows || g.ByMode["ondemand"] != realRows {
 		t.Errorf("%d observations, %d offers (%v), want %d: the script copy must be ignored",
 			len(res.Observations), len(nr.Offers), g.ByMode, realRows)

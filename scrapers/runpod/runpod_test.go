@@ -13,8 +13,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "runpod")
-	nr, g := scrapertest.Normalize("runpod", res)
-	scrapertest.CheckGolden(t, g)
+	nr, _ := scrapertest.CheckFixture(t, "runpod", res)
 
 	for _, c := range []struct {
 		key, card string

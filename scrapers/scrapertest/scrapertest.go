@@ -89,6 +89,19 @@ func ScrapeFixtures(t testing.TB, name string) scrapers.Result {
 	return res
 }
 
+// CheckFixture normalizes res with the default catalog, compares the summary
+// with the source's checked-in expected.json and fails on any invalid
+// observation: the common start of every scraper's fixture test.
+func CheckFixture(t testing.TB, name string, res scrapers.Result) (normalize.Result, Golden) {
+	t.Helper()
+	nr, g := Normalize(name, res)
+	CheckGolden(t, g)
+	if nr.Invalid != nil {
+		t.Errorf("invalid observations: %v", nr.Invalid)
+	}
+	return nr, g
+}
+
 // SameAsScrape checks that parse, over the raw fixture file (a path in
 // fixtures.FS()), yields what the named scraper's collector callbacks yield
 // from the fixture server; URLs are left out of the comparison.

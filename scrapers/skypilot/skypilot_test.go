@@ -19,11 +19,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "skypilot")
-	nr, g := scrapertest.Normalize("skypilot", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "skypilot", res)
 
 	for _, c := range []struct {
 		key, card string

@@ -23,11 +23,7 @@ const (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "tensordock")
-	nr, g := scrapertest.Normalize("tensordock", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "tensordock", res)
 	// GPU price + 8 vCPU × cpu + 32 GB × ram + 100 GB × storage; every host
 	// of the fixture prices vCPU 0.003, RAM 0.002/GB, disk 0.00005/GB, so
 	// the extras are 0.024 + 0.064 + 0.005 = 0.093 per GPU-hour.

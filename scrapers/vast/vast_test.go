@@ -18,11 +18,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "vast")
-	nr, g := scrapertest.Normalize("vast", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "vast", res)
 
 	// Hand-computed from fixtures/vast/bundles.json: dph_total / num_gpus
 	// (on-demand) and min_bid / num_gpus (spot).

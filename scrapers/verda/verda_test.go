@@ -21,11 +21,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "verda")
-	nr, g := scrapertest.Normalize("verda", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, _ := scrapertest.CheckFixture(t, "verda", res)
 	for _, c := range []struct {
 		key, card string
 		mode      pricewatch.Mode

@@ -18,11 +18,7 @@ import (
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "vultr")
-	nr, g := scrapertest.Normalize("vultr", res)
-	scrapertest.CheckGolden(t, g)
-	if nr.Invalid != nil {
-		t.Errorf("invalid observations: %v", nr.Invalid)
-	}
+	nr, g := scrapertest.CheckFixture(t, "vultr", res)
 	// 14 plans on two pages; the one without a location is skipped.
 	if len(res.Observations) != 13 || g.ByMode["ondemand"] != 13 || len(g.ByMode) != 1 {
 		t.Errorf("%d observations, by mode %v; want 13 ondemand from both pages", len(res.Observations), g.ByMode)
