@@ -113,6 +113,47 @@ const (
 	PerTerm PriceUnit = "term"
 )
 
+// Kind tells a rentable offer from a reference price.
+type Kind string
+
+// The kinds of priced rows.
+const (
+	// KindOffer is something a team can rent at the stated price.
+	KindOffer Kind = "offer"
+	// KindReference is a price that cannot itself be rented: a price index
+	// (the cheapest price some platform quotes for a card), a catalog's
+	// median over many machines, any aggregate a source reports. It is
+	// stored and shown beside the offers, never ranked, planned or alerted
+	// on.
+	KindReference Kind = "reference"
+)
+
+// ParseKind validates a kind name; empty means KindOffer.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(strings.ToLower(strings.TrimSpace(s))); k {
+	case "", KindOffer:
+		return KindOffer, nil
+	case KindReference:
+		return k, nil
+	}
+	return "", Errorf(EInvalid, "unknown kind %q (offer or reference)", s)
+}
+
+// RentUnit says how an offer's GPUs can be rented, which decides what a job
+// on it is billed for.
+type RentUnit string
+
+// The rentable units.
+const (
+	// RentFixed is one unit of GPUCount GPUs rented whole: an instance type,
+	// a marketplace bundle, a bare-metal node. A job that uses fewer of its
+	// GPUs still pays for all of them.
+	RentFixed RentUnit = "fixed"
+	// RentPerGPU is a price per GPU where one rental takes any of the GPU
+	// counts the source allows (GPUCounts; 1..GPUCount when it lists none).
+	RentPerGPU RentUnit = "per_gpu"
+)
+
 // Observation is one price as a source states it, before normalization: the
 // GPU name as written, the price in the source's unit and currency, for the
 // whole instance or per GPU.
@@ -143,6 +184,15 @@ type Observation struct {
 	// (e.g. AWS Spot Advisor "<5%"), where it publishes one.
 	ReclaimRisk string `json:"reclaim_risk,omitempty"`
 	URL         string `json:"url,omitempty"`
+	// Kind is KindReference for rows that cannot be rented (indexes,
+	// medians); empty means KindOffer.
+	Kind Kind `json:"kind,omitempty"`
+	// RentUnit says how the offer is rented; empty when the source does not
+	// say, and such an offer is never ranked or planned.
+	RentUnit RentUnit `json:"rent_unit,omitempty"`
+	// GPUCounts are the GPU counts one per-GPU rental may take, ascending;
+	// empty means every count from 1 to GPUCount.
+	GPUCounts []int `json:"gpu_counts,omitempty"`
 }
 
 // Offer is a normalized observation: a canonical card, a price per GPU-hour
@@ -153,14 +203,28 @@ type Offer struct {
 	Provider string `json:"provider"`
 	OfferID  string `json:"offer_id"`
 	Region   string `json:"region,omitempty"`
+	// Kind is KindOffer for rentable offers and KindReference for reference
+	// prices, which are never ranked, planned or alerted on.
+	Kind Kind `json:"kind"`
 	// Card is the canonical card id (cards.csv canonical_id); empty when the
 	// GPU name is unknown: such an offer is kept and reported, never ranked.
-	Card        string  `json:"card,omitempty"`
-	GPUName     string  `json:"gpu_name"`
-	GPUs        int     `json:"gpus"`
-	GPUFraction float64 `json:"gpu_fraction,omitempty"`
-	Shared      bool    `json:"shared,omitempty"`
-	Mode        Mode    `json:"mode"`
+	Card    string `json:"card,omitempty"`
+	GPUName string `json:"gpu_name"`
+	// GPUs is the GPUs of a fixed unit, or the most GPUs one per-GPU rental
+	// takes.
+	GPUs int `json:"gpus"`
+	// RentUnit is how the offer is rented (empty: not stated, never
+	// ranked); GPUCounts the GPU counts one rental can have, ascending (a
+	// fixed unit has exactly one); RentUnitGPUs the smallest of them and
+	// UnitPricePerHour what that smallest rental costs per hour, in
+	// Currency.
+	RentUnit         RentUnit `json:"rent_unit,omitempty"`
+	GPUCounts        []int    `json:"gpu_counts,omitempty"`
+	RentUnitGPUs     int      `json:"rent_unit_gpus,omitempty"`
+	UnitPricePerHour float64  `json:"unit_price_per_hour,omitempty"`
+	GPUFraction      float64  `json:"gpu_fraction,omitempty"`
+	Shared           bool     `json:"shared,omitempty"`
+	Mode             Mode     `json:"mode"`
 	// CommitmentHours is the term the renter commits to (0: none).
 	CommitmentHours float64  `json:"commitment_hours,omitempty"`
 	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
@@ -187,7 +251,38 @@ func OfferKey(source, offerID, region string, mode Mode) string {
 // is what decides whether a re-scrape writes a history row.
 func (o Offer) SamePrice(p Offer) bool {
 	return o.PricePerGPUHour == p.PricePerGPUHour && o.Currency == p.Currency &&
-		o.GPUs == p.GPUs && o.Card == p.Card && o.Shared == p.Shared
+		o.GPUs == p.GPUs && o.Card == p.Card && o.Shared == p.Shared &&
+		o.Kind == p.Kind && o.RentUnit == p.RentUnit && slices.Equal(o.GPUCounts, p.GPUCounts)
+}
+
+// Reference reports whether the row is a reference price, not an offer.
+func (o Offer) Reference() bool { return o.Kind == KindReference }
+
+// RentCount is the GPUs a job that needs at least need GPUs (and at most
+// most, 0 for no limit) rents on this offer: a fixed unit's GPUs when they
+// are enough and within the limit, else the smallest allowed per-GPU count
+// that is. ok is false when no rental of the offer qualifies.
+func (o Offer) RentCount(need, most int) (int, bool) {
+	need = max(need, 1)
+	for _, c := range o.GPUCounts {
+		if most > 0 && c > most {
+			break
+		}
+		if c >= need {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// CountsUpTo lists 1..n, the counts of a per-GPU offer that takes any
+// count up to n.
+func CountsUpTo(n int) []int {
+	out := make([]int, 0, max(n, 0))
+	for i := 1; i <= n; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 // Rates are currency reference rates: units of each currency per one unit
@@ -298,6 +393,7 @@ type Card struct {
 	BF16TFLOPS     float64 `json:"bf16_dense_tflops,omitempty"`
 	FP16TFLOPS     float64 `json:"fp16_dense_tflops,omitempty"`
 	FP8TFLOPS      float64 `json:"fp8_dense_tflops,omitempty"`
+	FP4TFLOPS      float64 `json:"fp4_dense_tflops,omitempty"`
 	TDPWatts       float64 `json:"tdp_w,omitempty"`
 	Interconnect   string  `json:"interconnect"`
 	LinkGBs        float64 `json:"gpu_link_gbs"`
@@ -319,6 +415,11 @@ func (c Card) InterconnectClass() string {
 	}
 	return InterconnectPCIe
 }
+
+// HasBF16 reports whether the card computes in bfloat16: Volta and Turing
+// (V100, T4, RTX 20) and any card cards.csv lists without a BF16 rate do
+// not, and train in FP16 mixed precision instead.
+func (c Card) HasBF16() bool { return c.BF16TFLOPS > 0 }
 
 // TrainPeakTFLOPS is the dense 16-bit tensor rate used for training: BF16
 // where the card has it, else FP16 (T4, V100).

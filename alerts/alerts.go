@@ -30,6 +30,8 @@ type Choice struct {
 	OfferID string          `json:"offer_id"`
 	Region  string          `json:"region,omitempty"`
 	Mode    pricewatch.Mode `json:"mode"`
+	// GPUs is the GPUs the choice rents (a fixed instance whole).
+	GPUs int `json:"gpus,omitempty"`
 	// PricePerGPUHour and CostPerMillionTokens are in Currency.
 	PricePerGPUHour      float64   `json:"price_per_gpu_hour"`
 	CostPerMillionTokens float64   `json:"cost_per_million_tokens"`
@@ -37,9 +39,14 @@ type Choice struct {
 	At                   time.Time `json:"at"`
 }
 
-// Label names the choice for people: card, source, offer and region.
+// Label names the choice for people: card (with the GPUs rented when more
+// than one), source, offer and region.
 func (c Choice) Label() string {
-	s := fmt.Sprintf("%s on %s (%s", c.Card, c.Source, c.OfferID)
+	card := c.Card
+	if c.GPUs > 1 {
+		card = fmt.Sprintf("%d × %s", c.GPUs, c.Card)
+	}
+	s := fmt.Sprintf("%s on %s (%s", card, c.Source, c.OfferID)
 	if c.Region != "" {
 		s += ", " + c.Region
 	}

@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +34,18 @@ type WatchDigest struct {
 	Change7d  *float64 `json:"change_7d,omitempty"`
 	// Daily is the lowest best cost of each of the last 7 days (NaN: no data).
 	Daily []float64 `json:"daily"`
+	// Reference is the cheapest reference price (an index, a median) of the
+	// best's card, for comparison: never ranked.
+	Reference *ReferenceLine `json:"reference,omitempty"`
+}
+
+// ReferenceLine is a reference price of a card in the digest's currency.
+type ReferenceLine struct {
+	Card            string  `json:"card"`
+	Source          string  `json:"source"`
+	OfferID         string  `json:"offer_id"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	Currency        string  `json:"currency"`
 }
 
 // Move is a price change of one offer in the last 24 hours.
@@ -80,6 +93,7 @@ func CollectDigest(snap *rank.Snapshot, watches []Watch, series func(string, tim
 		}
 		if len(top) > 0 {
 			wd.Best, wd.RunnersUp = top[0], top[1:]
+			wd.Reference = reference(snap, top[0].Card, w.Currency)
 		}
 		ss, err := series(w.Name, now.Add(-8*24*time.Hour))
 		if err != nil {
@@ -111,6 +125,22 @@ func CollectDigest(snap *rank.Snapshot, watches []Watch, series func(string, tim
 		d.Moves = d.Moves[:5]
 	}
 	return d, nil
+}
+
+// reference is the cheapest fresh reference price of a card in cur, nil
+// when there is none (or no rate to convert it).
+func reference(snap *rank.Snapshot, card, cur string) *ReferenceLine {
+	var best *ReferenceLine
+	for _, o := range snap.References(card) {
+		p, err := snap.Rates.Convert(o.PricePerGPUHour, o.Currency, cur)
+		if err != nil {
+			continue
+		}
+		if best == nil || p < best.PricePerGPUHour {
+			best = &ReferenceLine{Card: card, Source: o.Source, OfferID: o.OfferID, PricePerGPUHour: p, Currency: cur}
+		}
+	}
+	return best
 }
 
 // topChoices are the watch's n best offers, one per card (a job or
@@ -201,7 +231,7 @@ func DigestMessages(d DigestData) []Message {
 		slack.ColumnSetting{Align: slack.ColumnAlignmentRight}, slack.ColumnSetting{Align: slack.ColumnAlignmentRight})
 	hdr := func(s string) slack.TableCell { return slack.NewTableRawTextCell(s) }
 	table.AddRow(hdr("Watch"), hdr("Best"), hdr("Source"), hdr("Price/GPU-h"), hdr("Cost/Mtok"), hdr("24 h"), hdr("7 days"))
-	var runners []string
+	var runners, refs []string
 	for _, w := range d.Watches {
 		if w.Best == nil {
 			table.AddRow(hdr(w.Watch), hdr("no offer"), hdr("—"), hdr("—"), hdr("—"), hdr("—"), hdr("—"))
@@ -220,6 +250,13 @@ func DigestMessages(d DigestData) []Message {
 			}
 			runners = append(runners, fmt.Sprintf("*%s*: %s", esc(w.Watch), strings.Join(rs, " · ")))
 		}
+		if r := w.Reference; r != nil {
+			line := fmt.Sprintf("%s: %s per GPU-hour (%s, %s)", r.Card, Money(r.PricePerGPUHour, r.Currency), r.Source, r.OfferID)
+			if !slices.Contains(refs, esc(line)) {
+				refs = append(refs, esc(line))
+				text = append(text, "Reference "+line)
+			}
+		}
 	}
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "pricewatch daily digest", false, false)),
@@ -233,6 +270,9 @@ func DigestMessages(d DigestData) []Message {
 	var sections []string
 	if len(runners) > 0 {
 		sections = append(sections, "*Runners-up*\n"+strings.Join(runners, "\n"))
+	}
+	if len(refs) > 0 {
+		sections = append(sections, "*Reference prices* (indexes and medians: shown, never ranked)\n• "+strings.Join(refs, "\n• "))
 	}
 	moves := fmt.Sprintf("*Last 24 h*: %d new offers, %d vanished", d.New, d.Vanished)
 	text = append(text, fmt.Sprintf("Last 24 h: %d new offers, %d vanished", d.New, d.Vanished))

@@ -20,11 +20,13 @@ import (
 // job spec, whose best plan option is watched) with optional card, modes,
 // regions and providers, in a currency, under its rules.
 type Watch struct {
-	Name      string
-	Workload  string
-	Job       *rank.JobSpec
-	Card      string
-	Modes     []pricewatch.Mode
+	Name     string
+	Workload string
+	Job      *rank.JobSpec
+	Card     string
+	Modes    []pricewatch.Mode
+	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
+	MaxGPUs   int
 	Currency  string
 	Regions   []string
 	Providers []string
@@ -184,7 +186,7 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 func filtered(snap *rank.Snapshot, w Watch) []rank.Entry {
 	var list []rank.Entry
 	for _, en := range snap.Entries(w.Workload) {
-		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) &&
+		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) && (w.MaxGPUs == 0 || en.GPUs <= w.MaxGPUs) &&
 			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
 			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
 			list = append(list, en)
@@ -194,13 +196,13 @@ func filtered(snap *rank.Snapshot, w Watch) []rank.Entry {
 }
 
 func toChoice(snap *rank.Snapshot, b rank.Entry, cur string, now time.Time) (*Choice, error) {
-	price, err := snap.Rates.Convert(b.PricePerGPUHour, snap.Base, cur)
+	e, err := b.In(snap, cur)
 	if err != nil {
 		return nil, fmt.Errorf("convert to %s: %w", cur, err)
 	}
 	return &Choice{
-		Key: b.Key, Card: b.Card, Source: b.Source, OfferID: b.OfferID, Region: b.Region, Mode: b.Mode,
-		PricePerGPUHour: price, CostPerMillionTokens: rank.CostPerMillionTokens(price, b.TokensPerSecond),
+		Key: e.Key, Card: e.Card, Source: e.Source, OfferID: e.OfferID, Region: e.Region, Mode: e.Mode, GPUs: e.GPUs,
+		PricePerGPUHour: e.PricePerGPUHour, CostPerMillionTokens: e.CostPerMillionTokens,
 		Currency: cur, At: now,
 	}, nil
 }
@@ -208,6 +210,9 @@ func toChoice(snap *rank.Snapshot, b rank.Entry, cur string, now time.Time) (*Ch
 func currentPlan(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string) bool, error) {
 	spec := *w.Job
 	spec.Currency = w.Currency
+	if w.MaxGPUs > 0 && (spec.MaxGPUs == 0 || spec.MaxGPUs > w.MaxGPUs) {
+		spec.MaxGPUs = w.MaxGPUs
+	}
 	if spec.Limit == 0 {
 		spec.Limit = rank.MaxPlanLimit
 	}
@@ -234,7 +239,7 @@ func currentPlan(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(str
 	if best == nil {
 		return nil, present, nil
 	}
-	return &Choice{Key: best.Key, Card: best.Card, Source: best.Source, OfferID: best.Offer, Region: best.Region, Mode: best.Mode,
+	return &Choice{Key: best.Key, Card: best.Card, Source: best.Source, OfferID: best.Offer, Region: best.Region, Mode: best.Mode, GPUs: best.GPUs,
 		PricePerGPUHour: best.PricePerGPUHour, CostPerMillionTokens: best.CostPerMillionTokens, Currency: w.Currency, At: now}, present, nil
 }
 

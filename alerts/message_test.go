@@ -140,7 +140,9 @@ func digestData(watches int) alerts.DigestData {
 	for i := range watches {
 		best := &alerts.Choice{Key: fmt.Sprintf("vast/%d", i), Card: "RTX-4090", Source: "vast", OfferID: fmt.Sprint(13489095 + i),
 			Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 0.168, CostPerMillionTokens: 0.0264 + float64(i)/1000, Currency: "USD"}
-		wd := alerts.WatchDigest{Watch: fmt.Sprintf("lora-7b/w%02d", i), Best: best}
+		wd := alerts.WatchDigest{Watch: fmt.Sprintf("lora-7b/w%02d", i), Best: best,
+			// The CNY index's 1.98 CNY at 6.8095 CNY/EUR and 1.0163 USD/EUR.
+			Reference: &alerts.ReferenceLine{Card: "RTX-4090", Source: "cny-index", OfferID: "RTX 4090@autodl", PricePerGPUHour: 1.98 / 6.8095 * 1.0163, Currency: "USD"}}
 		for j := range 3 {
 			r := *best
 			r.Card, r.CostPerMillionTokens = []string{"RTX-3090", "A40", "L40S"}[j], best.CostPerMillionTokens*(1.1+float64(j)/10)
@@ -170,10 +172,15 @@ func TestDigestMessages_GoldenAndLimits(t *testing.T) {
 	}
 	checkLimits(t, msgs[0])
 	for _, want := range []string{"lora-7b/w00: RTX-4090 at 0.0264 USD per million tokens", "24 h -1.5%", "12 new offers, 3 vanished",
-		"H100-80GB-SXM on runpod: 2.99 USD → 2.49 USD", "vast failing"} {
+		"H100-80GB-SXM on runpod: 2.99 USD → 2.49 USD", "vast failing",
+		// Shown once however many watches share the card.
+		"Reference RTX-4090: 0.296 USD per GPU-hour (cny-index, RTX 4090@autodl)"} {
 		if !strings.Contains(msgs[0].Text, want) {
 			t.Errorf("fallback lacks %q:\n%s", want, msgs[0].Text)
 		}
+	}
+	if n := strings.Count(msgs[0].Text, "Reference RTX-4090"); n != 1 {
+		t.Errorf("reference line %d times", n)
 	}
 	golden(t, "digest.json", msgs)
 

@@ -86,14 +86,16 @@ type Alerts struct {
 // or a job spec (`job`, the body of POST /v1/plan) whose best plan option
 // is watched.
 type Watch struct {
-	Name      string         `yaml:"name"`
-	Workload  string         `yaml:"workload"`
-	Job       map[string]any `yaml:"job"`
-	Card      string         `yaml:"card"`
-	Modes     []string       `yaml:"modes"`
-	Currency  string         `yaml:"currency"`
-	Regions   []string       `yaml:"regions"`
-	Providers []string       `yaml:"providers"`
+	Name     string         `yaml:"name"`
+	Workload string         `yaml:"workload"`
+	Job      map[string]any `yaml:"job"`
+	Card     string         `yaml:"card"`
+	Modes    []string       `yaml:"modes"`
+	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
+	MaxGPUs   int      `yaml:"max_gpus"`
+	Currency  string   `yaml:"currency"`
+	Regions   []string `yaml:"regions"`
+	Providers []string `yaml:"providers"`
 	// Overrides of the alerts-wide rules.
 	MinChangePct       *float64       `yaml:"min_change_pct"`
 	MinChangeAbs       *float64       `yaml:"min_change_abs"`
@@ -500,6 +502,9 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 		}
 		if w.Currency != "" && w.Currency != "USD" && w.Currency != "EUR" && w.Currency != "CNY" {
 			bad(f+".currency", "must be USD, EUR or CNY")
+		}
+		if w.MaxGPUs < 0 || w.MaxGPUs > rank.MaxMaxGPUs {
+			bad(f+".max_gpus", "must be within 0..%d", rank.MaxMaxGPUs)
 		}
 	}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,9 +77,14 @@ func TestBest_Answers(t *testing.T) {
 		if e.Mode != pricewatch.ModeOnDemand && e.Mode != pricewatch.ModeSpot {
 			t.Errorf("%s: mode %s outside the default modes", e.Card, e.Mode)
 		}
-		want := e.PricePerGPUHour * 1e6 / (e.TokensPerSecond * 3600)
-		if math.Abs(e.CostPerMillionTokens-want) > 1e-4*want || e.Source == "" || e.OfferID == "" || e.ThroughputOrigin == "" || e.ObservedAt.IsZero() || !e.Fits {
+		// Each offer is ranked at its own unit: the price of every GPU
+		// rented over the throughput of the GPUs the job runs on.
+		want := e.PricePerGPUHour * float64(e.GPUs) * 1e6 / (e.TokensPerSecond * 3600)
+		if math.Abs(e.CostPerMillionTokens-want) > 1e-9*want || e.Source == "" || e.OfferID == "" || e.ThroughputOrigin == "" || e.ObservedAt.IsZero() || !e.Fits {
 			t.Errorf("entry %+v (want cost %.6f)", e, want)
+		}
+		if e.RentUnit == pricewatch.RentFixed && (len(e.GPUCounts) != 1 || e.GPUs != e.GPUCounts[0]) {
+			t.Errorf("%s: fixed unit %v split into %d GPUs", e.Key, e.GPUCounts, e.GPUs)
 		}
 	}
 	// Raw JSON carries the documented field names.
@@ -90,12 +96,41 @@ func TestBest_Answers(t *testing.T) {
 			t.Errorf("field %q missing", f)
 		}
 	}
-	// full-ft-7b holds only on cards of 80 GB and more.
+	// full-ft-7b over the demo: 56 GB of state. No fixed unit is split; a
+	// 24 GB card needs 4 of them (56.8 GB / 4 + activations within 19.2
+	// GB), a 48 GB card 2; an 80 GB card holds it alone.
 	_, body = h.get(t, "/v1/best?workload=full-ft-7b")
-	for _, e := range decode[httpapi.BestResponse](t, body).Cards {
-		if strings.HasPrefix(e.Card, "RTX-4090") || e.Card == "A40" || e.Card == "L40S" || e.Card == "RTX-A6000" {
-			t.Errorf("full-ft-7b ranks %s, which cannot hold it", e.Card)
+	full := decode[httpapi.BestResponse](t, body).Cards
+	multi := 0
+	for _, e := range full {
+		if e.RentUnit == pricewatch.RentFixed && (len(e.GPUCounts) != 1 || e.GPUs != e.GPUCounts[0] || e.GPUsUsed != e.GPUs) {
+			t.Errorf("full-ft-7b: fixed unit %v split: %d rented, %d used (%s)", e.GPUCounts, e.GPUs, e.GPUsUsed, e.Key)
 		}
+		if e.RentUnit == pricewatch.RentPerGPU && !slices.Contains(e.GPUCounts, e.GPUs) {
+			t.Errorf("full-ft-7b: %d GPUs of %s, which allows %v", e.GPUs, e.Key, e.GPUCounts)
+		}
+		need := map[string]int{"RTX-4090": 4, "RTX-3090": 4, "L40S": 2, "A40": 2, "RTX-A6000": 2, "A100-80GB-SXM": 1, "H100-80GB-SXM": 1}[e.Card]
+		if e.GPUs < need {
+			t.Errorf("full-ft-7b on %d × %s, which cannot hold it", e.GPUs, e.Card)
+		}
+		if e.GPUs > 1 {
+			multi++
+		}
+	}
+	if len(full) < 5 || multi == 0 {
+		t.Errorf("full-ft-7b: %d cards, %d on several GPUs", len(full), multi)
+	}
+	// max_gpus=1: only offers rentable as one GPU, so no card that needs
+	// sharding.
+	_, body = h.get(t, "/v1/best?workload=full-ft-7b&max_gpus=1")
+	for _, e := range decode[httpapi.BestResponse](t, body).Cards {
+		if e.GPUs != 1 || e.GPUsUsed != 1 {
+			t.Errorf("max_gpus=1 gives %d GPUs of %s", e.GPUs, e.Key)
+		}
+	}
+	_, body = h.get(t, "/v1/best?workload=lora-7b&max_gpus=1")
+	if one := decode[httpapi.BestResponse](t, body).Cards; len(one) < 10 {
+		t.Errorf("lora-7b on one GPU: %d cards", len(one))
 	}
 }
 
@@ -143,6 +178,10 @@ func TestAPI_BadRequests(t *testing.T) {
 		{"OffersHugeLimit", "/v1/offers?limit=99999999999999999999", 400, "limit must be"},
 		{"OffersUnknownSource", "/v1/offers?source=nosuch", 400, `unknown source "nosuch"`},
 		{"OffersUnknownMode", "/v1/offers?mode=x", 400, "unknown mode"},
+		{"OffersUnknownKind", "/v1/offers?kind=index", 400, `unknown kind "index"`},
+		{"BestMaxGPUsZero", "/v1/best?workload=lora-7b&max_gpus=0", 400, "max_gpus must be an integer within 1..64"},
+		{"BestMaxGPUsWord", "/v1/best?workload=lora-7b&max_gpus=one", 400, "max_gpus"},
+		{"BestUtilization", "/v1/best?workload=lora-7b&utilization=1.5", 400, "utilization must be a number within (0, 1]"},
 		{"SourcesParameter", "/v1/sources?x=1", 400, "unknown parameter"},
 		{"NoSuchPath", "/v2/best", 404, "no such endpoint"},
 	} {
@@ -204,6 +243,46 @@ func TestOffers_Filters(t *testing.T) {
 		if o.Source != "azure" || o.Mode != pricewatch.ModeReserved1Y {
 			t.Errorf("filter leak: %s", o.Key)
 		}
+		// Azure sizes are fixed instances: the unit price is the whole VM.
+		if o.RentUnit != pricewatch.RentFixed || o.RentUnitGPUs != o.GPUs || math.Abs(o.UnitPricePerHour-o.PricePerGPUHour*float64(o.GPUs)) > 1e-9 {
+			t.Errorf("%s: unit %s %v, %d GPUs at %v per hour", o.Key, o.RentUnit, o.GPUCounts, o.RentUnitGPUs, o.UnitPricePerHour)
+		}
+	}
+	// Reference prices: the CNY index and SkyPilot's Vast medians, listed
+	// apart and never in a ranking.
+	_, body = h.get(t, "/v1/offers?kind=reference&limit=10000")
+	refs := decode[httpapi.OffersResponse](t, body)
+	sources := map[string]int{}
+	for _, o := range refs.Offers {
+		sources[o.Source]++
+		if o.Kind != pricewatch.KindReference || o.RentUnit != "" || len(o.GPUCounts) != 0 {
+			t.Errorf("reference row %+v", o.Offer)
+		}
+	}
+	if sources["cny-index"] == 0 || sources["skypilot"] == 0 || len(sources) != 2 {
+		t.Errorf("reference rows by source: %v", sources)
+	}
+	_, body = h.get(t, "/v1/offers?kind=offer&source=cny-index")
+	if n := decode[httpapi.OffersResponse](t, body).Total; n != 0 {
+		t.Errorf("%d cny-index rows listed as offers", n)
+	}
+	_, body = h.get(t, "/v1/best?workload=lora-7b")
+	withRef := 0
+	for _, c := range decode[httpapi.BestResponse](t, body).Cards {
+		if c.Source == "cny-index" || c.Key == "" {
+			t.Errorf("reference ranked: %+v", c.Entry)
+		}
+		if len(c.Reference) > 0 {
+			withRef++
+		}
+		for _, r := range c.Reference {
+			if r.Source != "cny-index" && r.Source != "skypilot" {
+				t.Errorf("%s: reference from %s", c.Card, r.Source)
+			}
+		}
+	}
+	if withRef == 0 {
+		t.Error("no card shows its reference prices")
 	}
 }
 

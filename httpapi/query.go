@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,6 +22,10 @@ type BestQuery struct {
 	Card     string
 	Modes    []pricewatch.Mode
 	Currency string
+	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
+	MaxGPUs int
+	// Utilization prices committed modes per used hour (0: full use).
+	Utilization float64
 }
 
 // BestResponse is the /v1/best answer (and `pricewatch best --json`).
@@ -28,9 +33,50 @@ type BestResponse struct {
 	Workload    string            `json:"workload"`
 	Currency    string            `json:"currency"`
 	Modes       []pricewatch.Mode `json:"modes"`
+	MaxGPUs     int               `json:"max_gpus,omitempty"`
+	Utilization float64           `json:"utilization,omitempty"`
 	GeneratedAt time.Time         `json:"generated_at"`
-	// Cards holds each card's best entry, prices and costs in Currency.
-	Cards []rank.Entry `json:"cards"`
+	// Cards holds each card's best entry, prices and costs in Currency,
+	// with the card's reference prices beside it.
+	Cards []BestCard `json:"cards"`
+}
+
+// BestCard is a card's best entry and the card's reference prices.
+type BestCard struct {
+	rank.Entry
+	// Reference lists the card's reference prices (price indexes, catalog
+	// medians): shown for comparison, never ranked.
+	Reference []ReferencePrice `json:"reference,omitempty"`
+}
+
+// ReferencePrice is one reference row of a card, per GPU-hour in the
+// answer's currency.
+type ReferencePrice struct {
+	Key             string          `json:"key"`
+	Source          string          `json:"source"`
+	Provider        string          `json:"provider"`
+	OfferID         string          `json:"offer"`
+	Region          string          `json:"region,omitempty"`
+	Mode            pricewatch.Mode `json:"mode"`
+	PricePerGPUHour float64         `json:"price_per_gpu_hour"`
+	OfferCurrency   string          `json:"offer_currency"`
+	OfferPrice      float64         `json:"offer_price_per_gpu_hour"`
+	ObservedAt      time.Time       `json:"observed_at"`
+}
+
+// References converts a card's reference rows to cur.
+func References(snap *rank.Snapshot, card, cur string) ([]ReferencePrice, error) {
+	var out []ReferencePrice
+	for _, o := range snap.References(card) {
+		p, err := snap.Rates.Convert(o.PricePerGPUHour, o.Currency, cur)
+		if err != nil {
+			continue // a reference in a currency without a rate is left out, not an error
+		}
+		out = append(out, ReferencePrice{Key: o.Key, Source: o.Source, Provider: o.Provider, OfferID: o.OfferID,
+			Region: o.Region, Mode: o.Mode, PricePerGPUHour: p, OfferCurrency: o.Currency, OfferPrice: o.PricePerGPUHour,
+			ObservedAt: o.ObservedAt})
+	}
+	return out, nil
 }
 
 func checkParams(q url.Values, allowed ...string) error {
@@ -47,7 +93,7 @@ func checkParams(q url.Values, allowed ...string) error {
 
 // ParseBestQuery validates /v1/best parameters against the snapshot.
 func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
-	if err := checkParams(q, "workload", "card", "mode", "currency"); err != nil {
+	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization"); err != nil {
 		return BestQuery{}, err
 	}
 	bq := BestQuery{Workload: q.Get("workload"), Card: q.Get("card"), Currency: strings.ToUpper(q.Get("currency"))}
@@ -73,6 +119,20 @@ func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (
 	if !normalize.KnownCurrency(bq.Currency) {
 		return bq, pricewatch.Errorf(pricewatch.EInvalid, "unknown currency %q (USD, CNY or EUR)", q.Get("currency"))
 	}
+	if v := q.Get("max_gpus"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > rank.MaxMaxGPUs {
+			return bq, pricewatch.Errorf(pricewatch.EInvalid, "max_gpus must be an integer within 1..%d, got %q", rank.MaxMaxGPUs, v)
+		}
+		bq.MaxGPUs = n
+	}
+	if v := q.Get("utilization"); v != "" {
+		u, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(u > 0 && u <= 1) {
+			return bq, pricewatch.Errorf(pricewatch.EInvalid, "utilization must be a number within (0, 1], got %q", v)
+		}
+		bq.Utilization = u
+	}
 	return bq, nil
 }
 
@@ -86,30 +146,22 @@ func workloadNames(snap *rank.Snapshot) string {
 
 // Best answers a validated query from the snapshot.
 func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
-	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, GeneratedAt: snap.GeneratedAt, Cards: []rank.Entry{}}
-	for _, e := range snap.Best(q.Workload, q.Modes, q.Card) {
-		price, err := snap.Rates.Convert(e.PricePerGPUHour, snap.Base, q.Currency)
+	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, MaxGPUs: q.MaxGPUs,
+		Utilization: q.Utilization, GeneratedAt: snap.GeneratedAt, Cards: []BestCard{}}
+	f := rank.Filter{Modes: q.Modes, Card: q.Card, MaxGPUs: q.MaxGPUs, Utilization: q.Utilization}
+	for _, e := range snap.Best(q.Workload, f) {
+		// e is a copy: the snapshot's entries stay in the base currency.
+		e, err := e.In(snap, q.Currency)
 		if err != nil {
 			return nil, pricewatch.Errorf(pricewatch.EUnavailable, "cannot price in %s: %v", q.Currency, err)
 		}
-		// e is a copy: the snapshot's entries stay in the base currency.
-		e.CostPerMillionTokens = round(rank.CostPerMillionTokens(price, e.TokensPerSecond), 6)
-		e.PricePerGPUHour = round(price, 6)
-		e.TokensPerSecond = round(e.TokensPerSecond, 1)
-		resp.Cards = append(resp.Cards, e)
+		refs, err := References(snap, e.Card, q.Currency)
+		if err != nil {
+			return nil, err
+		}
+		resp.Cards = append(resp.Cards, BestCard{Entry: e, Reference: refs})
 	}
 	return resp, nil
-}
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
 }
 
 func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
@@ -122,7 +174,7 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := "best|" + q.Workload + "|" + q.Card + "|" + q.Currency + "|" + modesKey(q.Modes)
+	key := fmt.Sprintf("best|%s|%s|%s|%s|%d|%g", q.Workload, q.Card, q.Currency, modesKey(q.Modes), q.MaxGPUs, q.Utilization)
 	body, err := snap.Memo(key, func() (any, error) {
 		resp, err := Best(snap, q)
 		if err != nil {
@@ -166,8 +218,14 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if err := checkParams(q, "card", "source", "mode", "limit"); err != nil {
+	if err := checkParams(q, "card", "source", "mode", "kind", "limit"); err != nil {
 		return err
+	}
+	var kind pricewatch.Kind
+	if k := q.Get("kind"); k != "" {
+		if kind, err = pricewatch.ParseKind(k); err != nil {
+			return err
+		}
 	}
 	card, source := q.Get("card"), q.Get("source")
 	var mode pricewatch.Mode
@@ -196,7 +254,8 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 	}
 	var match []pricewatch.Offer
 	for _, o := range v.Snapshot.Offers {
-		if (card == "" || o.Card == card) && (source == "" || o.Source == source) && (mode == "" || o.Mode == mode) {
+		if (card == "" || o.Card == card) && (source == "" || o.Source == source) && (mode == "" || o.Mode == mode) &&
+			(kind == "" || o.Kind == kind || kind == pricewatch.KindOffer && o.Kind == "") {
 			match = append(match, o)
 		}
 	}

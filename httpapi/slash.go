@@ -146,12 +146,24 @@ func (s *Server) slashBest(args []string) (string, []slack.Block) {
 			lines = append(lines, fmt.Sprintf("… %d more cards (GET /v1/best)", len(res.Cards)-8))
 			break
 		}
-		lines = append(lines, fmt.Sprintf("%d. *%s* %s/Mtok · %s/GPU-h · %s %s (%s, %s)", i+1, e.Card,
+		lines = append(lines, fmt.Sprintf("%d. *%s* %s/Mtok · %s/GPU-h · %s %s (%s, %s, %s)", i+1, e.Card,
 			alerts.Money(e.CostPerMillionTokens, res.Currency), alerts.Money(e.PricePerGPUHour, res.Currency),
-			escape(e.Source), escape(e.OfferID), e.Mode, e.ThroughputOrigin))
+			escape(e.Source), escape(e.OfferID), e.Mode, rentText(e.RentUnit, e.GPUs), e.ThroughputOrigin))
 	}
 	text := strings.Join(lines, "\n")
 	return text, []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateText(text, alerts.MaxSectionText), false, false), nil, nil)}
+}
+
+// rentText says what is rented: "1 GPU", "8 GPUs whole".
+func rentText(unit pricewatch.RentUnit, n int) string {
+	s := fmt.Sprintf("%d GPUs", n)
+	if n == 1 {
+		s = "1 GPU"
+	}
+	if unit == pricewatch.RentFixed && n > 1 {
+		s += " whole"
+	}
+	return s
 }
 
 func modesText(ms []pricewatch.Mode) string {
@@ -202,13 +214,13 @@ func (s *Server) slashPlan(args []string) (string, []slack.Block) {
 	lines := []string{fmt.Sprintf("*Plan: %s, %s* (%s)", escape(args[0]), args[1], res.Currency)}
 	for i, o := range res.Options {
 		if o.Serving != nil {
-			lines = append(lines, fmt.Sprintf("%d. *%s* ×%d on %s (%s): %d GPUs needed, %s a month, %s per million output tokens",
-				i+1, o.Card, o.GPUs, escape(o.Source), o.Mode, o.Serving.GPUsNeeded, alerts.Money(o.Serving.MonthlyCost, res.Currency),
+			lines = append(lines, fmt.Sprintf("%d. *%s* on %s (%s, %s): %d GPUs needed, %s a month, %s per million output tokens",
+				i+1, o.Card, escape(o.Source), o.Mode, rentText(o.RentUnit, o.GPUs), o.Serving.GPUsNeeded, alerts.Money(o.Serving.MonthlyCost, res.Currency),
 				alerts.Money(o.CostPerMillionTokens, res.Currency)))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("%d. *%s* ×%d on %s (%s): %.1f h, total %s (pessimistic %s), %s/Mtok",
-			i+1, o.Card, o.GPUs, escape(o.Source), o.Mode, o.Hours, alerts.Money(o.TotalCost, res.Currency),
+		lines = append(lines, fmt.Sprintf("%d. *%s* on %s (%s, %s): %.1f h, total %s (pessimistic %s), %s/Mtok",
+			i+1, o.Card, escape(o.Source), o.Mode, rentText(o.RentUnit, o.GPUs), o.Hours, alerts.Money(o.TotalCost, res.Currency),
 			alerts.Money(o.PessimisticTotalCost, res.Currency), alerts.Money(o.CostPerMillionTokens, res.Currency)))
 	}
 	text := strings.Join(lines, "\n")

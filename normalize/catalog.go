@@ -151,7 +151,7 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 	}{
 		{&c.MemoryGB, "memory_gb"}, {&c.BandwidthGBs, "memory_bandwidth_gbs"},
 		{&c.BF16TFLOPS, "bf16_dense_tflops"}, {&c.FP16TFLOPS, "fp16_dense_tflops"},
-		{&c.FP8TFLOPS, "fp8_dense_tflops"}, {&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"},
+		{&c.FP8TFLOPS, "fp8_dense_tflops"}, {&c.FP4TFLOPS, "fp4_dense_tflops"}, {&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"},
 	} {
 		if *f.dst, err = num(f.col); err != nil {
 			return c, err

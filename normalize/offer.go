@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -116,20 +117,31 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 	if err != nil {
 		return pricewatch.Offer{}, err
 	}
+	kind, err := pricewatch.ParseKind(string(o.Kind))
+	if err != nil {
+		return pricewatch.Offer{}, err
+	}
+	unit, counts, err := RentTerms(o)
+	if err != nil {
+		return pricewatch.Offer{}, err
+	}
 	card, _ := c.Resolve(o.Source, o.GPUName, o.GPUMemoryGB)
 	provider := o.Provider
 	if provider == "" {
 		provider = o.Source
 	}
-	return pricewatch.Offer{
+	off := pricewatch.Offer{
 		Key:             pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode),
 		Source:          o.Source,
 		Provider:        provider,
 		OfferID:         o.OfferID,
 		Region:          o.Region,
+		Kind:            kind,
 		Card:            card,
 		GPUName:         o.GPUName,
 		GPUs:            o.GPUCount,
+		RentUnit:        unit,
+		GPUCounts:       counts,
 		GPUFraction:     o.GPUFraction,
 		Shared:          o.GPUFraction > 0 && o.GPUFraction < 1,
 		Mode:            o.Mode,
@@ -141,5 +153,56 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		URL:             o.URL,
 		FirstSeen:       at,
 		ObservedAt:      at,
-	}, nil
+	}
+	if len(counts) > 0 {
+		off.RentUnitGPUs = counts[0]
+		off.UnitPricePerHour = p * float64(counts[0])
+	}
+	return off, nil
+}
+
+// MaxRentGPUs bounds the GPU counts an observation may state, far above
+// any real node (a 72-GPU rack is the largest sold today).
+const MaxRentGPUs = 1024
+
+// RentTerms checks how an observation says it can be rented and returns the
+// unit and the GPU counts one rental can have, ascending: a fixed unit has
+// exactly its GPUCount; a per-GPU offer has its GPUCounts, or 1..GPUCount
+// when it lists none (1 when it states no count either). A reference row
+// and a row with no stated unit have no counts: they are never rented.
+func RentTerms(o pricewatch.Observation) (pricewatch.RentUnit, []int, error) {
+	if o.Kind == pricewatch.KindReference {
+		return o.RentUnit, nil, nil
+	}
+	if o.GPUCount < 0 || o.GPUCount > MaxRentGPUs {
+		return "", nil, fmt.Errorf("GPU count %d outside 0..%d", o.GPUCount, MaxRentGPUs)
+	}
+	switch o.RentUnit {
+	case "":
+		return "", nil, nil
+	case pricewatch.RentFixed:
+		if o.GPUCount < 1 {
+			return "", nil, errors.New("fixed rental unit without a GPU count")
+		}
+		if len(o.GPUCounts) > 0 {
+			return "", nil, errors.New("a fixed rental unit lists no other GPU counts")
+		}
+		return o.RentUnit, []int{o.GPUCount}, nil
+	case pricewatch.RentPerGPU:
+		if len(o.GPUCounts) == 0 {
+			return o.RentUnit, pricewatch.CountsUpTo(max(o.GPUCount, 1)), nil
+		}
+		prev := 0
+		for _, n := range o.GPUCounts {
+			if n <= prev || n > MaxRentGPUs {
+				return "", nil, fmt.Errorf("GPU counts %v are not ascending within 1..%d", o.GPUCounts, MaxRentGPUs)
+			}
+			prev = n
+		}
+		if o.GPUCount > 0 && prev > o.GPUCount {
+			return "", nil, fmt.Errorf("GPU counts %v exceed the offer's %d GPUs", o.GPUCounts, o.GPUCount)
+		}
+		return o.RentUnit, slices.Clone(o.GPUCounts), nil
+	}
+	return "", nil, fmt.Errorf("unknown rent unit %q", o.RentUnit)
 }

@@ -181,7 +181,7 @@ func (p *Pipeline) watches() ([]alerts.Watch, error) {
 		if cur == "" {
 			cur = p.cfg.Ranking.BaseCurrency
 		}
-		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, Currency: cur,
+		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, MaxGPUs: w.MaxGPUs, Currency: cur,
 			Regions: w.Regions, Providers: w.Providers, Rules: w.RulesOver(p.cfg.Alerts.Rules)}
 		if w.Job != nil {
 			// The job goes through the endpoint's strict decoder, so a watch

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -72,7 +72,7 @@ func TestPipeline_FixtureRound(t *testing.T) {
 		t.Fatal("no offers in the view")
 	}
 	for _, w := range []string{"lora-7b", "qlora-7b", "full-ft-7b", "serve-7b"} {
-		if len(v.Snapshot.Best(w, pricewatch.DefaultModes(), "")) == 0 {
+		if len(v.Snapshot.Best(w, rank.Filter{})) == 0 {
 			t.Errorf("%s: empty ranking", w)
 		}
 	}
@@ -285,7 +285,7 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 				env.Round(t, names...)
 				before, _ := env.Store.Offers()
 				rates, _ := env.Store.Rates()
-				best := env.Pipeline.View().Snapshot.Best("lora-7b", pricewatch.DefaultModes(), "")
+				best := env.Pipeline.View().Snapshot.Best("lora-7b", rank.Filter{})
 
 				// The bad round: a short timeout and one retry (retries are
 				// tested in scrapers). The good round above kept the
@@ -315,7 +315,7 @@ func TestPipeline_BadSourceIsIsolated(t *testing.T) {
 				if r, _ := env.Store.Rates(); r == nil || rates == nil || r.Date != rates.Date {
 					t.Errorf("rates lost: %+v", r)
 				}
-				if now := env.Pipeline.View().Snapshot.Best("lora-7b", pricewatch.DefaultModes(), ""); len(now) != len(best) || now[0].Key != best[0].Key {
+				if now := env.Pipeline.View().Snapshot.Best("lora-7b", rank.Filter{}); len(now) != len(best) || now[0].Key != best[0].Key {
 					t.Error("the ranking changed although only a failing source's answer did")
 				}
 				if env.Notifier.Count() != 0 {
@@ -492,12 +492,12 @@ func TestPipeline_ConfigWorkloads(t *testing.T) {
 	if !ok || w.Model.ParamsB != 13 || w.Method != "lora" || w.SeqLen != 2048 {
 		t.Fatalf("lora-13b = %+v", w)
 	}
-	b13 := snap.Best("lora-13b", pricewatch.DefaultModes(), "A100-80GB-SXM")
-	b7 := snap.Best("lora-7b", pricewatch.DefaultModes(), "A100-80GB-SXM")
+	b13 := snap.Best("lora-13b", rank.Filter{Card: "A100-80GB-SXM"})
+	b7 := snap.Best("lora-7b", rank.Filter{Card: "A100-80GB-SXM"})
 	if len(b13) != 1 || len(b7) != 1 || b13[0].TokensPerSecond >= b7[0].TokensPerSecond {
 		t.Errorf("a 13B model must train slower than a 7B one: %v vs %v", b13, b7)
 	}
-	if s, ok := snap.Workload("serve-8b"); !ok || s.Model.KVHeads != 8 || s.Description != "chat" || len(snap.Best("serve-8b", pricewatch.DefaultModes(), "")) == 0 {
+	if s, ok := snap.Workload("serve-8b"); !ok || s.Model.KVHeads != 8 || s.Description != "chat" || len(snap.Best("serve-8b", rank.Filter{})) == 0 {
 		t.Errorf("serve-8b = %+v", s)
 	}
 	if ws := env.Pipeline.Watches(); len(ws) != 1 || ws[0].Workload != "lora-13b" {

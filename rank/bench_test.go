@@ -53,7 +53,7 @@ func BenchmarkBuild_100k(b *testing.B) {
 	for b.Loop() {
 		snap = rank.Build(offers, profiles, ws, cat, opt)
 	}
-	if len(snap.Best("lora-7b", pricewatch.DefaultModes(), "")) == 0 {
+	if len(snap.Best("lora-7b", rank.Filter{})) == 0 {
 		b.Fatal("empty ranking")
 	}
 }

@@ -25,28 +25,61 @@ type Options struct {
 	Rates *pricewatch.Rates
 }
 
-// Entry is one ranked option: an offer, the card's throughput for the
-// workload and the resulting cost per million tokens, in the base currency.
+// Entry is one ranked option: an offer rented at its own unit (a fixed
+// instance or bundle whole; a per-GPU offer at the fewest GPUs that hold
+// the workload), the throughput of the GPUs rented and the resulting cost
+// per million tokens, in the base currency.
 type Entry struct {
-	Key                  string          `json:"key"`
-	Card                 string          `json:"card"`
-	Source               string          `json:"source"`
-	Provider             string          `json:"provider"`
-	OfferID              string          `json:"offer"`
-	Region               string          `json:"region"`
-	Mode                 pricewatch.Mode `json:"mode"`
-	CommitmentHours      float64         `json:"commitment_hours,omitempty"`
-	GPUs                 int             `json:"gpus"`
-	Fits                 bool            `json:"fits"`
-	PricePerGPUHour      float64         `json:"price_per_gpu_hour"`
-	OfferCurrency        string          `json:"offer_currency"`
-	OfferPricePerGPUHour float64         `json:"offer_price_per_gpu_hour"`
-	TokensPerSecond      float64         `json:"tokens_per_second"`
-	ThroughputOrigin     Origin          `json:"throughput_origin"`
-	CostPerMillionTokens float64         `json:"cost_per_million_tokens"`
-	Reliability          *float64        `json:"reliability,omitempty"`
-	ReclaimRisk          string          `json:"reclaim_risk,omitempty"`
-	ObservedAt           time.Time       `json:"observed_at"`
+	Key             string          `json:"key"`
+	Card            string          `json:"card"`
+	Source          string          `json:"source"`
+	Provider        string          `json:"provider"`
+	OfferID         string          `json:"offer"`
+	Region          string          `json:"region"`
+	Mode            pricewatch.Mode `json:"mode"`
+	CommitmentHours float64         `json:"commitment_hours,omitempty"`
+	// RentUnit and GPUCounts say how the offer is rented; GPUs is the GPUs
+	// this entry rents and pays for, GPUsUsed those the job runs on (a
+	// serving replica layout may leave some idle).
+	RentUnit  pricewatch.RentUnit `json:"rent_unit"`
+	GPUCounts []int               `json:"gpu_counts"`
+	GPUs      int                 `json:"gpus"`
+	GPUsUsed  int                 `json:"gpus_used"`
+	Fits      bool                `json:"fits"`
+	// PricePerGPUHour is per GPU at full use (per used hour at Utilization
+	// for committed modes); UnitPricePerHour is what the GPUs rented cost
+	// per hour.
+	PricePerGPUHour      float64 `json:"price_per_gpu_hour"`
+	UnitPricePerHour     float64 `json:"unit_price_per_hour"`
+	Utilization          float64 `json:"utilization,omitempty"`
+	OfferCurrency        string  `json:"offer_currency"`
+	OfferPricePerGPUHour float64 `json:"offer_price_per_gpu_hour"`
+	// TokensPerSecond is the whole rental's: GPUsUsed × TokensPerSecondPerGPU
+	// × ScalingEfficiency.
+	TokensPerSecond       float64 `json:"tokens_per_second"`
+	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+	ScalingEfficiency     float64 `json:"scaling_efficiency"`
+	Precision             string  `json:"precision"`
+	PrecisionNote         string  `json:"precision_note,omitempty"`
+	ThroughputOrigin      Origin  `json:"throughput_origin"`
+	// CostPerMillionTokens = UnitPricePerHour × 1e6 / (TokensPerSecond × 3600).
+	CostPerMillionTokens float64   `json:"cost_per_million_tokens"`
+	Reliability          *float64  `json:"reliability,omitempty"`
+	ReclaimRisk          string    `json:"reclaim_risk,omitempty"`
+	ObservedAt           time.Time `json:"observed_at"`
+}
+
+// In returns the entry with its money in currency cur (from the base the
+// snapshot ranks in); costs scale with prices, so nothing else changes.
+func (e Entry) In(snap *Snapshot, cur string) (Entry, error) {
+	f, err := snap.Rates.Convert(1, snap.Base, cur)
+	if err != nil {
+		return e, err
+	}
+	e.PricePerGPUHour *= f
+	e.UnitPricePerHour *= f
+	e.CostPerMillionTokens *= f
+	return e, nil
 }
 
 // Exclusions count offers left out of a workload's ranking, by reason.
@@ -109,8 +142,15 @@ const (
 	WhyStale       = "stale"
 	WhyNoRate      = "no exchange rate"
 	WhyNoProfile   = "no throughput profile"
-	WhyNoFit       = "does not fit one GPU"
+	WhyNoFit       = "does not fit the GPUs allowed"
+	WhyUnitSmall   = "rentable unit too small to hold it"
+	WhyUnitLarge   = "rentable unit larger than max GPUs"
+	WhyNoUnit      = "rentable unit not stated"
+	WhyReference   = "reference price, not an offer"
 	WhyDuplicate   = "seen directly from the provider"
+	WhyNoBF16      = "no bf16 (the job requires bf16)"
+	WhyNoFP8       = "no fp8 (the job computes in fp8)"
+	WhyNoFP4       = "no fp4 (the job computes in fp4)"
 )
 
 // directProviders are the providers some source scrapes directly: an
@@ -132,11 +172,14 @@ func Stale(o pricewatch.Offer, now time.Time, staleAfter map[string]time.Duratio
 	return ok && lim > 0 && now.Sub(o.ObservedAt) > lim
 }
 
-// eligible applies the rules every ranking and plan share: a known card,
-// whole GPUs, reliable enough, fresh, not a feed's copy of a direct source.
+// eligible applies the rules every ranking and plan share: a rentable
+// offer (not a reference price) with a stated unit, a known card, whole
+// GPUs, reliable enough, fresh, not a feed's copy of a direct source.
 func (s *Snapshot) eligible(o pricewatch.Offer, cat *normalize.Catalog) (pricewatch.Card, string) {
 	card, ok := cat.Card(o.Card)
 	switch {
+	case o.Reference():
+		return card, WhyReference
 	case o.Card == "" || !ok:
 		return card, WhyUnknownCard
 	case o.Shared:
@@ -147,6 +190,8 @@ func (s *Snapshot) eligible(o pricewatch.Offer, cat *normalize.Catalog) (pricewa
 		return card, WhyStale
 	case o.Source != o.Provider && s.direct[o.Provider]:
 		return card, WhyDuplicate
+	case o.RentUnit == "" || len(o.GPUCounts) == 0:
+		return card, WhyNoUnit
 	}
 	return card, ""
 }
@@ -160,21 +205,31 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 	if err != nil {
 		return Entry{}, WhyNoRate
 	}
+	prec, ok := PrecisionOn(w, card)
+	if !ok {
+		return Entry{}, prec.Why
+	}
 	p, ok := profiles[o.Card+"\x00"+w.Name]
 	if !ok || p.TokensPerSecond <= 0 {
 		return Entry{}, WhyNoProfile
 	}
-	if !Fits(w, card, 1) {
-		return Entry{}, WhyNoFit
+	r, why := RentalOn(w, card, o, MaxMaxGPUs)
+	if why != "" {
+		return Entry{}, why
 	}
-	return Entry{
+	e := Entry{
 		Key: o.Key, Card: o.Card, Source: o.Source, Provider: o.Provider, OfferID: o.OfferID,
-		Region: o.Region, Mode: o.Mode, CommitmentHours: o.CommitmentHours, GPUs: o.GPUs, Fits: true,
-		PricePerGPUHour: price, OfferCurrency: o.Currency, OfferPricePerGPUHour: o.PricePerGPUHour,
-		TokensPerSecond: p.TokensPerSecond, ThroughputOrigin: p.Origin,
-		CostPerMillionTokens: CostPerMillionTokens(price, p.TokensPerSecond),
-		Reliability:          o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
-	}, ""
+		Region: o.Region, Mode: o.Mode, CommitmentHours: o.CommitmentHours,
+		RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, GPUs: r.GPUs, GPUsUsed: r.Used, Fits: true,
+		PricePerGPUHour: price, UnitPricePerHour: price * float64(r.GPUs),
+		OfferCurrency: o.Currency, OfferPricePerGPUHour: o.PricePerGPUHour,
+		TokensPerSecondPerGPU: p.TokensPerSecond, ScalingEfficiency: r.Efficiency,
+		TokensPerSecond: r.TokensPerSecond(p.TokensPerSecond),
+		Precision:       prec.Name, PrecisionNote: prec.Note, ThroughputOrigin: p.Origin,
+		Reliability: o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
+	}
+	e.CostPerMillionTokens = CostPerMillionTokens(e.UnitPricePerHour, e.TokensPerSecond)
+	return e, ""
 }
 
 var originRank = map[Origin]int{OriginMeasured: 3, OriginPublished: 2, OriginEstimated: 1}
@@ -227,22 +282,74 @@ func (s *Snapshot) Entries(workload string) []Entry { return s.entries[workload]
 // Excluded returns why offers stayed out of a workload's ranking.
 func (s *Snapshot) Excluded(workload string) Exclusions { return s.excluded[workload] }
 
-// Best returns the cheapest entry per card for the workload among the given
-// modes, optionally for one card, sorted by cost.
-func (s *Snapshot) Best(workload string, modes []pricewatch.Mode, card string) []Entry {
+// Filter selects the entries a best-per-card answer considers.
+type Filter struct {
+	// Modes are the billing modes considered (DefaultModes when empty).
+	Modes []pricewatch.Mode
+	// Card keeps one card ("" for all).
+	Card string
+	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
+	MaxGPUs int
+	// Utilization prices committed modes per used hour: price / u
+	// (0 means 1, full use).
+	Utilization float64
+}
+
+// Best returns the cheapest entry per card for the workload among the
+// filter's offers, sorted by cost; committed modes are priced per used hour
+// at the filter's utilization.
+func (s *Snapshot) Best(workload string, f Filter) []Entry {
 	allowed := map[pricewatch.Mode]bool{}
-	for _, m := range modes {
+	if len(f.Modes) == 0 {
+		f.Modes = pricewatch.DefaultModes()
+	}
+	for _, m := range f.Modes {
 		allowed[m] = true
 	}
+	u := f.Utilization
+	if u <= 0 || u > 1 {
+		u = 1
+	}
+	best := map[string]int{}
 	var out []Entry
-	seen := map[string]bool{}
 	for _, e := range s.entries[workload] {
-		if !allowed[e.Mode] || seen[e.Card] || (card != "" && e.Card != card) {
+		if !allowed[e.Mode] || (f.Card != "" && e.Card != f.Card) || (f.MaxGPUs > 0 && e.GPUs > f.MaxGPUs) {
 			continue
 		}
-		seen[e.Card] = true
-		out = append(out, e)
+		if e.Mode.Committed() {
+			e.Utilization = u
+			e.PricePerGPUHour /= u
+			e.UnitPricePerHour /= u
+			e.CostPerMillionTokens /= u
+		}
+		i, seen := best[e.Card]
+		switch {
+		case !seen:
+			best[e.Card] = len(out)
+			out = append(out, e)
+		case less(e, out[i]):
+			out[i] = e
+		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
+
+// References are the fresh reference prices (indexes, medians) of a card,
+// cheapest first; they are shown beside rankings, never ranked.
+func (s *Snapshot) References(card string) []pricewatch.Offer {
+	var out []pricewatch.Offer
+	for _, o := range s.Offers {
+		if o.Reference() && o.Card == card && !Stale(o, s.opt.Now, s.opt.StaleAfter) {
+			out = append(out, o)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].PricePerGPUHour != out[j].PricePerGPUHour {
+			return out[i].PricePerGPUHour < out[j].PricePerGPUHour
+		}
+		return out[i].Key < out[j].Key
+	})
 	return out
 }
 

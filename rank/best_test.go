@@ -13,7 +13,23 @@ var now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func off(source, provider, id, card string, mode pricewatch.Mode, price float64, cur string) pricewatch.Offer {
 	return pricewatch.Offer{Key: pricewatch.OfferKey(source, id, "", mode), Source: source, Provider: provider, OfferID: id,
-		Card: card, GPUs: 1, Mode: mode, PricePerGPUHour: price, Currency: cur, ObservedAt: now}
+		Kind: pricewatch.KindOffer, Card: card, GPUs: 1, RentUnit: pricewatch.RentFixed, GPUCounts: []int{1}, RentUnitGPUs: 1,
+		Mode: mode, CommitmentHours: mode.CommitmentHours(), PricePerGPUHour: price, UnitPricePerHour: price, Currency: cur,
+		ObservedAt: now}
+}
+
+// fixed makes an offer a fixed unit of n GPUs at the same price per GPU.
+func fixed(o pricewatch.Offer, n int) pricewatch.Offer {
+	o.GPUs, o.RentUnit, o.GPUCounts, o.RentUnitGPUs = n, pricewatch.RentFixed, []int{n}, n
+	o.UnitPricePerHour = o.PricePerGPUHour * float64(n)
+	return o
+}
+
+// perGPU makes an offer rentable per GPU in the given counts.
+func perGPU(o pricewatch.Offer, counts ...int) pricewatch.Offer {
+	o.GPUs, o.RentUnit, o.GPUCounts, o.RentUnitGPUs = counts[len(counts)-1], pricewatch.RentPerGPU, counts, counts[0]
+	o.UnitPricePerHour = o.PricePerGPUHour * float64(counts[0])
+	return o
 }
 
 func build(t *testing.T, offers []pricewatch.Offer, mod func(*rank.Options)) *rank.Snapshot {
@@ -97,17 +113,108 @@ func TestSnapshot_BestIsDeterministic(t *testing.T) {
 	d := off("vast", "vast", "d", "A40", pricewatch.ModeMonthly, 0.05, "USD")
 	for range 3 {
 		snap := build(t, []pricewatch.Offer{a, b, c, d}, nil)
-		best := snap.Best("lora-7b", []pricewatch.Mode{pricewatch.ModeOnDemand}, "")
+		best := snap.Best("lora-7b", rank.Filter{Modes: []pricewatch.Mode{pricewatch.ModeOnDemand}})
 		// Same cost and price: the source breaks the tie (runpod < vast).
 		if len(best) != 1 || best[0].Key != b.Key {
 			t.Fatalf("best on-demand = %v", keys(best))
 		}
-		if best := snap.Best("lora-7b", pricewatch.DefaultModes(), ""); len(best) != 1 || best[0].Key != c.Key {
+		if best := snap.Best("lora-7b", rank.Filter{}); len(best) != 1 || best[0].Key != c.Key {
 			t.Errorf("default modes: %v (monthly must not be considered)", keys(best))
 		}
-		if best := snap.Best("lora-7b", []pricewatch.Mode{pricewatch.ModeMonthly}, ""); len(best) != 1 || best[0].Key != d.Key || best[0].CommitmentHours != 0 {
-			// CommitmentHours comes from the offer; synthetic offers leave it 0.
+		if best := snap.Best("lora-7b", rank.Filter{Modes: []pricewatch.Mode{pricewatch.ModeMonthly}}); len(best) != 1 || best[0].Key != d.Key || best[0].CommitmentHours != 730 {
+			// CommitmentHours comes from the offer: a month is 730 h.
 			t.Errorf("monthly: %v", keys(best))
 		}
+	}
+}
+
+// Each offer is ranked at its own unit. lora-7b on an RTX-4090 is 1770
+// tokens/s per GPU (0.45 × 165.2e12 / (6 × 7e9)). A fixed bundle of 8 at
+// 0.30 per GPU-hour costs 2.40 an hour for 8 × 1770 × 0.57 = 8071 tokens/s:
+// 2.40e6 / (8071 × 3600) = 0.0826 per million tokens, though one GPU of it
+// would be 0.0471. A per-GPU offer at 0.35 rents one GPU: 0.35e6 / (1770 ×
+// 3600) = 0.0549, and wins.
+func TestBest_RanksEachOfferAtItsUnit(t *testing.T) {
+	bundle := fixed(off("vast", "vast", "8x4090", "RTX-4090", pricewatch.ModeOnDemand, 0.30, "USD"), 8)
+	single := perGPU(off("runpod", "runpod", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.35, "USD"), 1, 2, 3, 4)
+	pair := fixed(off("vast", "vast", "2x4090", "RTX-4090", pricewatch.ModeOnDemand, 0.20, "USD"), 2)
+	ref := off("cny-index", "cny-index", "RTX 4090@autodl", "RTX-4090", pricewatch.ModeOnDemand, 1.0, "CNY")
+	ref.Kind, ref.RentUnit, ref.GPUCounts, ref.GPUs = pricewatch.KindReference, "", nil, 0
+	unknownUnit := off("lambda", "lambda", "shape", "RTX-4090", pricewatch.ModeOnDemand, 0.01, "USD")
+	unknownUnit.RentUnit, unknownUnit.GPUCounts = "", nil
+	snap := build(t, []pricewatch.Offer{bundle, single, pair, ref, unknownUnit}, nil)
+	by := map[string]rank.Entry{}
+	for _, e := range snap.Entries("lora-7b") {
+		by[e.OfferID] = e
+	}
+	b := by["8x4090"]
+	if b.GPUs != 8 || b.GPUsUsed != 8 || !near(b.UnitPricePerHour, 2.4, 1e-12) ||
+		!near(b.TokensPerSecond, 8*1770*0.57, 1e-6) || !near(b.CostPerMillionTokens, 2.4e6/(8*1770*0.57*3600), 1e-12) {
+		t.Errorf("8-GPU bundle: %+v", b)
+	}
+	s := by["4090"]
+	if s.GPUs != 1 || !near(s.CostPerMillionTokens, 0.35e6/(1770*3600), 1e-12) || s.RentUnit != pricewatch.RentPerGPU {
+		t.Errorf("per-GPU offer: %+v", s)
+	}
+	// 2 × 0.20 = 0.40 an hour for 2 × 1770 × 0.85 = 3009 tokens/s: 0.0369.
+	if p := by["2x4090"]; p.GPUs != 2 || !near(p.CostPerMillionTokens, 0.4e6/(2*1770*0.85*3600), 1e-12) {
+		t.Errorf("2-GPU bundle: %+v", p)
+	}
+	if _, ok := by["RTX 4090@autodl"]; ok {
+		t.Error("a reference price is ranked")
+	}
+	if _, ok := by["shape"]; ok {
+		t.Error("an offer with no stated unit is ranked")
+	}
+	ex := snap.Excluded("lora-7b")
+	if ex[rank.WhyReference] != 1 || ex[rank.WhyNoUnit] != 1 {
+		t.Errorf("excluded %v", ex)
+	}
+	// Best per card: the pair wins at its unit; with max_gpus=1 only the
+	// per-GPU offer is left.
+	if best := snap.Best("lora-7b", rank.Filter{}); len(best) != 1 || best[0].OfferID != "2x4090" {
+		t.Errorf("best %v", keys(best))
+	}
+	if best := snap.Best("lora-7b", rank.Filter{MaxGPUs: 1}); len(best) != 1 || best[0].OfferID != "4090" {
+		t.Errorf("max_gpus=1: %v", keys(best))
+	}
+	// full-ft-7b needs 4 × 24 GB: the per-GPU offer rents 4 (4 × 1327.5 ×
+	// 0.70 tokens/s for 1.40 an hour), the 8-bundle all 8, the pair none.
+	full := map[string]rank.Entry{}
+	for _, e := range snap.Entries("full-ft-7b") {
+		full[e.OfferID] = e
+	}
+	if e := full["4090"]; e.GPUs != 4 || !near(e.CostPerMillionTokens, 1.4e6/(4*1327.5*0.7*3600), 1e-12) {
+		t.Errorf("full-ft-7b per-GPU: %+v", e)
+	}
+	if e := full["8x4090"]; e.GPUs != 8 || e.GPUsUsed != 8 {
+		t.Errorf("full-ft-7b bundle: %+v", e)
+	}
+	if _, ok := full["2x4090"]; ok || snap.Excluded("full-ft-7b")[rank.WhyUnitSmall] != 1 {
+		t.Errorf("the 2-GPU bundle cannot hold full-ft-7b: %v", snap.Excluded("full-ft-7b"))
+	}
+	// The reference stays beside the ranking.
+	if refs := snap.References("RTX-4090"); len(refs) != 1 || refs[0].OfferID != "RTX 4090@autodl" {
+		t.Errorf("references %+v", refs)
+	}
+}
+
+// Committed modes are priced per used hour at the filter's utilization.
+func TestBest_CommittedAtUtilization(t *testing.T) {
+	m := off("autodl", "autodl", "m", "RTX-4090", pricewatch.ModeMonthly, 0.20, "USD")
+	o := off("runpod", "runpod", "o", "RTX-4090", pricewatch.ModeOnDemand, 0.30, "USD")
+	snap := build(t, []pricewatch.Offer{m, o}, nil)
+	both := []pricewatch.Mode{pricewatch.ModeOnDemand, pricewatch.ModeMonthly}
+	// At full use the month wins (0.20 < 0.30); at 50% it costs 0.40 per
+	// used hour and on-demand wins.
+	if b := snap.Best("lora-7b", rank.Filter{Modes: both}); len(b) != 1 || b[0].OfferID != "m" || b[0].Utilization != 1 {
+		t.Errorf("full use: %+v", b)
+	}
+	if b := snap.Best("lora-7b", rank.Filter{Modes: both, Utilization: 0.5}); len(b) != 1 || b[0].OfferID != "o" {
+		t.Errorf("half use: %+v", b)
+	}
+	b := snap.Best("lora-7b", rank.Filter{Modes: []pricewatch.Mode{pricewatch.ModeMonthly}, Utilization: 0.5})
+	if len(b) != 1 || !near(b[0].PricePerGPUHour, 0.40, 1e-12) || b[0].Utilization != 0.5 {
+		t.Errorf("monthly at 50%%: %+v", b)
 	}
 }

@@ -1,210 +1,179 @@
 package rank
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// The estimation model applied to the setting of every throughput.csv row,
-// with the same constants for all rows; only each row's own published
-// setting (model, params, k, precision, tokens in/out, GPUs, engine) varies.
+// Every throughput.csv row is run through the production estimator
+// (EstimateOn, the function rankings and plans call): the row's published
+// setting becomes a Workload — model shape, method, checkpointing, compute
+// precision, tokens in and out, engine, concurrency or request rate — and
+// its GPU count the parallelism. Nothing here computes an estimate itself.
 
 // inferenceShapes are the attention shapes of the models of the inference
-// rows (all grouped-query attention with 8 KV heads of 128).
-var inferenceShapes = map[string]Model{
-	"Llama-3-8B":    {Name: "Llama-3-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128},
-	"Llama-3.1-8B":  {Name: "Llama-3.1-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128},
-	"Llama-2-70B":   {Name: "Llama-2-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128},
-	"Llama-3.1-70B": {Name: "Llama-3.1-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128},
+// rows (all grouped-query attention with 8 KV heads of 128: the llama3-8b
+// and llama3-70b presets).
+var inferenceShapes = map[string]string{
+	"Llama-3-8B": "llama3-8b", "Llama-3.1-8B": "llama3-8b",
+	"Llama-2-70B": "llama3-70b", "Llama-3.1-70B": "llama3-70b",
 }
 
-// Engine limits on concurrent sequences (THROUGHPUT.md 2.2): 2,048 for
-// TensorRT-LLM offline benchmarks and MLPerf, DefaultMaxSequences else
-// (vLLM, and TensorRT-LLM behind Triton at a request rate).
-const engineLimitTRT = 2048
-
-// fp4BytesPerWeight is FP4 weights with their scales (THROUGHPUT.md 2.2).
-const fp4BytesPerWeight = 0.56
+// engineLimitOffline is the concurrent-sequence limit of TensorRT-LLM
+// offline benchmarks and MLPerf (THROUGHPUT.md 2.2).
+const engineLimitOffline = 2048
 
 var (
 	rateRe        = regexp.MustCompile(`request rate (\S+)/s`)
 	concurrencyRe = regexp.MustCompile(`^(\d+) concurrent`)
-	ggufSizeRe    = regexp.MustCompile(`Q4_K_M ([0-9.]+) GB`)
+	maxSeqsRe     = regexp.MustCompile(`max (\d+) seqs`)
 )
 
-// fp4Peaks reads the FP4 dense rate per card from the catalog's cards.csv:
-// pricewatch.Card carries no FP4 rate, and only the B200 MLPerf row needs it.
-func fp4Peaks(t *testing.T) map[string]float64 {
-	t.Helper()
-	f, err := os.Open("../normalize/data/cards.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	out := map[string]float64{}
-	for _, r := range recs[1:] {
-		if s := r[col["fp4_dense_tflops"]]; s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[r[col["canonical_id"]]] = v
-		}
-	}
-	return out
-}
-
-// estimateMeasurement applies the model to a row's setting. It returns an
-// error for a row it cannot model.
-func estimateMeasurement(t *testing.T, m Measurement, fp4 map[string]float64) (float64, error) {
-	t.Helper()
-	c, ok := catalog().Card(m.Card)
-	if !ok {
-		return 0, fmt.Errorf("card %s not in catalog", m.Card)
-	}
+// rowJob is a row's published setting as a production workload, and the
+// GPUs it ran on as one tensor-parallel device (serving).
+func rowJob(m Measurement) (Workload, int, error) {
+	w := Workload{Name: m.ID, Model: Model{Name: m.Model, ParamsB: m.ParamsB}, WeightBytes: 2, Precision: PrecisionBF16}
 	prec := strings.ToLower(m.Precision)
 	switch m.Category {
 	case "training", CategorySeedExample:
-		fp8 := strings.HasPrefix(prec, "fp8")
-		tps, _, ok := trainingRate(c, m.ParamsB, m.K, fp8)
-		if !ok {
-			return 0, fmt.Errorf("no training estimate")
+		switch m.Workload {
+		case "lora":
+			w.Method = MethodLoRA
+		case "qlora":
+			w.Method, w.WeightBytes, w.Precision = MethodQLoRA, 0.5, PrecisionNF4
+		default:
+			w.Method = MethodFull
 		}
-		if m.Workload == "qlora" {
-			tps *= QLoRAFactor
+		switch m.Recompute {
+		case "yes":
+			w.Checkpointing = true
+		case "partial":
+			w.SelectiveCheckpointing = true
 		}
-		return tps, nil
+		if strings.HasPrefix(prec, "fp8") {
+			w.Precision = PrecisionFP8
+		}
+		return w, max(m.GPUs, 1), nil
 	case "inference":
 	default:
-		return 0, fmt.Errorf("category %q", m.Category)
+		return w, 0, fmt.Errorf("category %q", m.Category)
 	}
-	if m.Workload == "decode_batch1" {
-		bpw := 2.0
-		switch prec {
-		case "fp16", "bf16":
-		case "q4_k_m":
-			// The row's notes give the GGUF file size (4.92 GB for 8.03 B
-			// parameters: 4.9 bits per weight).
-			g := ggufSizeRe.FindStringSubmatch(m.Notes)
-			if g == nil {
-				return 0, fmt.Errorf("q4_k_m without a file size in notes")
-			}
-			size, _ := strconv.ParseFloat(g[1], 64)
-			bpw = size / m.ParamsB
-		default:
-			return 0, fmt.Errorf("decode precision %q", m.Precision)
-		}
-		return DecodeBatch1TokensPerSecond(c, m.ParamsB, bpw), nil
-	}
-	shape, ok := inferenceShapes[m.Model]
+	preset, ok := inferenceShapes[m.Model]
 	if !ok {
-		return 0, fmt.Errorf("no shape for %s", m.Model)
+		return w, 0, fmt.Errorf("no shape for %s", m.Model)
 	}
-	s := servingCase{paramsB: m.ParamsB, isl: m.ISL, osl: m.OSL, maxSeqs: DefaultMaxSequences, gpus: max(m.GPUs, 1)}
+	shape := Presets()[preset]
+	shape.Name, shape.ParamsB = m.Model, m.ParamsB
+	w.Model, w.Method = shape, MethodServe
+	w.InputTokens, w.OutputTokens = m.ISL, m.OSL
 	switch prec {
 	case "bf16", "fp16":
-		s.weightBytes, s.peakTFLOPS = 2, c.TrainPeakTFLOPS()
-		s.kvBytesPerToken = shape.KVBytesPerToken(2)
-	case "fp8":
-		s.weightBytes, s.peakTFLOPS = 1, c.FP8TFLOPS
-		s.kvBytesPerToken = shape.KVBytesPerToken(1)
-	case "fp4":
-		s.weightBytes, s.peakTFLOPS = fp4BytesPerWeight, fp4[m.Card]
-		s.kvBytesPerToken = shape.KVBytesPerToken(1) // fp8 KV cache
+	case "fp8", "fp4", PrecisionQ4KM:
+		w.Precision = prec
+		w.WeightBytes = weightBytesFor(MethodServe, prec)
 	default:
-		return 0, fmt.Errorf("serving precision %q", m.Precision)
+		return w, 0, fmt.Errorf("serving precision %q", m.Precision)
 	}
-	rateCap := math.Inf(1)
 	switch m.Workload {
+	case "decode_batch1":
+		w.MaxSequences = 1
+		if strings.Contains(m.Framework, "llama.cpp") {
+			w.Engine = EngineLlamaCpp
+		}
 	case "serve_offline_max", "mlperf_offline":
-		if strings.Contains(m.Framework, "TensorRT-LLM") || strings.Contains(m.Framework, "MLPerf") {
-			s.maxSeqs = engineLimitTRT
+		switch {
+		case strings.Contains(m.Framework, "TensorRT-LLM"):
+			w.Engine = EngineTRT
+		case strings.Contains(m.Framework, "MLPerf"):
+			w.MaxSequences = engineLimitOffline
+		}
+		if r := maxSeqsRe.FindStringSubmatch(m.Batch); r != nil {
+			w.MaxSequences, _ = strconv.Atoi(r[1])
 		}
 	case "serve_online":
-		// A fixed request rate caps the result at rate × OSL.
 		r := rateRe.FindStringSubmatch(m.Batch)
 		if r == nil {
-			return 0, fmt.Errorf("no request rate in %q", m.Batch)
+			return w, 0, fmt.Errorf("no request rate in %q", m.Batch)
 		}
+		// TensorRT-LLM behind Triton at a request rate: the 256-sequence
+		// limit of THROUGHPUT.md 2.2, not the offline benchmark's 2048.
+		w.Engine, w.MaxSequences = EngineTRT, DefaultMaxSequences
 		if r[1] != "INF" {
-			rate, err := strconv.ParseFloat(r[1], 64)
-			if err != nil {
-				return 0, err
-			}
-			rateCap = rate * float64(m.OSL)
+			w.RequestRate, _ = strconv.ParseFloat(r[1], 64)
 		}
 	case "serve_concurrency":
 		r := concurrencyRe.FindStringSubmatch(m.Batch)
 		if r == nil {
-			return 0, fmt.Errorf("no concurrency in %q", m.Batch)
+			return w, 0, fmt.Errorf("no concurrency in %q", m.Batch)
 		}
-		s.maxSeqs, _ = strconv.ParseFloat(r[1], 64)
+		w.MaxSequences, _ = strconv.Atoi(r[1])
+		w.Concurrency = w.MaxSequences
 	default:
-		return 0, fmt.Errorf("inference workload %q", m.Workload)
+		return w, 0, fmt.Errorf("inference workload %q", m.Workload)
 	}
-	tps, _, ok := servingRate(c, s)
-	if !ok {
-		return 0, fmt.Errorf("no serving estimate")
-	}
-	return math.Min(tps, rateCap), nil
+	return w, max(m.GPUs, 1), nil
 }
 
-// Every calibration row's estimate_tokens_per_sec_per_gpu is reproduced
-// within 2% by the package's own formulas and class constants.
-func TestEstimate_CalibrationRows(t *testing.T) {
-	fp4 := fp4Peaks(t)
+// rowEstimate is the production estimate of a row.
+func rowEstimate(m Measurement) (float64, error) {
+	c, ok := catalog().Card(m.Card)
+	if !ok {
+		return 0, fmt.Errorf("card %s not in catalog", m.Card)
+	}
+	w, gpus, err := rowJob(m)
+	if err != nil {
+		return 0, err
+	}
+	p, ok := EstimateOn(w, c, gpus)
+	if !ok {
+		return 0, fmt.Errorf("no estimate")
+	}
+	return p.TokensPerSecond, nil
+}
+
+// Where the production estimator deliberately departs from the reference
+// model of THROUGHPUT.md (whose figures are throughput.csv's
+// estimate_tokens_per_sec_per_gpu), with the reason.
+var departures = map[string]string{
+	"lcpp-a100-pcie-80gb-f16": "llama.cpp decode kernels capped at 900 GB/s (data/engines.csv)",
+	"lcpp-a100-sxm4-80gb-f16": "llama.cpp decode kernels capped at 900 GB/s",
+	"lcpp-h100-pcie-f16":      "llama.cpp decode kernels capped at 900 GB/s",
+	"lcpp-a100-sxm4-80gb-q4":  "llama.cpp cap and Q4_K_M dequantization factor 0.8",
+	"lcpp-h100-pcie-q4":       "llama.cpp cap and Q4_K_M dequantization factor 0.8",
+	"lcpp-rtx-3090-q4":        "Q4_K_M dequantization factor 0.8",
+	"lcpp-rtx-4090-q4":        "Q4_K_M dequantization factor 0.8",
+	"lcpp-l40s-q4":            "Q4_K_M dequantization factor 0.8",
+	"vllm-a100-40-b1":         "one formula for serving: batch-1 decode also pays the 1024-token prefill and the KV reads",
+}
+
+// The production estimator reproduces the reference model's figure within
+// 2% for every row it does not deliberately depart from, and each
+// departure is real (more than 2%).
+func TestEstimate_ReproducesReferenceModel(t *testing.T) {
 	n := 0
 	for _, m := range Measurements() {
-		if !m.Calibration {
-			continue
-		}
+		t.Run(m.ID, func(t *testing.T) {
+			got, err := rowEstimate(m)
+			if err != nil {
+				t.Fatalf("cannot model: %v", err)
+			}
+			off := math.Abs(got/m.EstimateTokensPerSecond - 1)
+			why, departs := departures[m.ID]
+			switch {
+			case !departs && off > 0.02:
+				t.Errorf("estimate %.1f, reference %.1f (%+.1f%%)", got, m.EstimateTokensPerSecond, 100*(got/m.EstimateTokensPerSecond-1))
+			case departs && off <= 0.02:
+				t.Errorf("listed as a departure (%s) but within 2%% of the reference", why)
+			}
+		})
 		n++
-		t.Run(m.ID, func(t *testing.T) {
-			got, err := estimateMeasurement(t, m, fp4)
-			if err != nil {
-				t.Fatalf("cannot model: %v", err)
-			}
-			if want := m.EstimateTokensPerSecond; math.Abs(got/want-1) > 0.02 {
-				t.Errorf("estimate %.1f, reference %.1f (%+.1f%%)", got, want, 100*(got/want-1))
-			}
-		})
 	}
-	if n < 70 {
-		t.Errorf("only %d calibration rows", n)
-	}
-	t.Logf("%d calibration rows checked", n)
-}
-
-// The rows not used for calibration (and the seed examples) reproduce too.
-func TestEstimate_NonCalibrationRows(t *testing.T) {
-	fp4 := fp4Peaks(t)
-	for _, m := range Measurements() {
-		if m.Calibration {
-			continue
-		}
-		t.Run(m.ID, func(t *testing.T) {
-			got, err := estimateMeasurement(t, m, fp4)
-			if err != nil {
-				t.Fatalf("cannot model: %v", err)
-			}
-			if want := m.EstimateTokensPerSecond; math.Abs(got/want-1) > 0.02 {
-				t.Errorf("estimate %.1f, reference %.1f (%+.1f%%)", got, want, 100*(got/want-1))
-			}
-		})
+	if n != 102 {
+		t.Errorf("%d rows, want 102", n)
 	}
 }
 
@@ -234,13 +203,42 @@ func TestMeasurements_TrainingK(t *testing.T) {
 	}
 }
 
-// How many published measurements (every non-seed row) the estimator
-// matches within ±35%. The THROUGHPUT.md summary explains the misses:
-// suspect torchtune README rows, llama.cpp on HBM cards (fixed per-token
-// overheads), Azure rows of unclear token basis, and the long-output
-// TensorRT-LLM rows on H200/GH200 and MLPerf FP4 on B200.
+// knownMisses are the published rows the production estimator misses by
+// more than 35%, with the reason; the test fails when a row moves in or
+// out of the list, so an improvement or a regression shows.
+var knownMisses = map[string]string{
+	// torchtune README rows: the A6000 rows imply more than 100% of the
+	// card's dense peak, so the published settings cannot be the whole
+	// story (THROUGHPUT.md caveats); not vetted, never used as published.
+	"ttune-a6000-8b-full": "torchtune README row above the dense peak (0.42)",
+	"ttune-a6000-8b-lora": "torchtune README row above the dense peak (0.31)",
+	"ttune-4090-8b-lora":  "torchtune README row implying 90% of the dense bf16 peak (0.50)",
+	"ttune-4090-8b-qlora": "torchtune README row implying 88% of the dense bf16 peak (0.51)",
+	// TensorRT-LLM 128 in / 2048 out on the large-memory Hopper parts: the
+	// model's batch grows with memory (820 sequences on H200) but the
+	// measured rate does not (H100 1.16, GH200 1.38, H200 1.50); the
+	// reference model misses them too (its own ratio column).
+	"trt017-h200-sxm-128-2048":   "long-output decode on 141 GB: batch limit not known (1.50)",
+	"trt017-gh200-96gb-128-2048": "long-output decode on 96 GB: batch limit not known (1.38)",
+	// The one FP4 row (MLPerf v4.1 preview, B200): FP4 GEMM efficiency is
+	// not calibrated; one row cannot set it without fitting it.
+	"mlperf41-b200-hgx-x1": "single FP4 row, FP4 compute efficiency uncalibrated (1.40)",
+	// Azure benchmarking guide: engine not stated (or vLLM ROCm), 1000
+	// requests, output-vs-total tokens not stated; excluded from the
+	// reference calibration for the same reasons.
+	"azure-h100-sxm-128-2048": "engine and token basis not stated (1.43)",
+	"azure-h100-sxm-128-128":  "engine and token basis not stated (1.95)",
+	"azure-mi300x-128-2048":   "token basis not stated; vLLM ROCm (2.04)",
+	"azure-mi300x-2048-2048":  "token basis not stated; vLLM ROCm (1.70)",
+	"azure-mi300x-128-128":    "token basis not stated; vLLM ROCm (1.47)",
+	// 70B over 8 MI300X with tensor parallelism: communication is not
+	// modelled (THROUGHPUT.md 2.2); the reference excludes it too.
+	"amd-mi300x-70b-tp8": "TP8 communication not modelled (2.55)",
+}
+
+// How many published measurements (every non-seed row) the production
+// estimator matches within ±35%.
 func TestEstimate_PublishedMatchCount(t *testing.T) {
-	fp4 := fp4Peaks(t)
 	total, within := 0, 0
 	var misses []string
 	for _, m := range Measurements() {
@@ -248,25 +246,35 @@ func TestEstimate_PublishedMatchCount(t *testing.T) {
 			continue
 		}
 		total++
-		got, err := estimateMeasurement(t, m, fp4)
+		got, err := rowEstimate(m)
 		if err != nil {
-			misses = append(misses, m.ID+" (cannot model: "+err.Error()+")")
+			t.Errorf("%s: cannot model: %v", m.ID, err)
 			continue
 		}
 		r := got / m.TokensPerSecond
-		if math.Abs(r-1) <= 0.35 {
+		_, known := knownMisses[m.ID]
+		switch {
+		case math.Abs(r-1) <= 0.35:
 			within++
-		} else {
+			if known {
+				t.Errorf("%s is listed as a miss but is within ±35%% (%.2f)", m.ID, r)
+			}
+		default:
 			misses = append(misses, fmt.Sprintf("%s %.2f", m.ID, r))
+			if !known {
+				t.Errorf("%s: estimate/measured %.2f, not a known miss", m.ID, r)
+			}
 		}
 	}
-	t.Logf("estimator within ±35%% of %d of %d published measurements", within, total)
+	t.Logf("production estimator within ±35%% of %d of %d published measurements", within, total)
 	t.Logf("outside: %s", strings.Join(misses, "; "))
 	if total != 99 {
 		t.Errorf("%d published rows, want 99 (throughput.csv changed?)", total)
 	}
-	// Observed 81 of 99; the bound leaves room for data updates only.
-	if within < 78 {
-		t.Errorf("only %d of %d within ±35%%, want at least 78", within, total)
+	// 86 of 99 measured; the issue's target is 90. The 13 misses above are
+	// rows whose own settings are inconsistent or unstated, or that the
+	// reference model misses as well; none is fitted away.
+	if within < 86 {
+		t.Errorf("only %d of %d within ±35%%, want at least 86", within, total)
 	}
 }

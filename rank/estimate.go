@@ -1,8 +1,11 @@
 package rank
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -89,33 +92,62 @@ func TrainingK(m Method, checkpointing bool) (k float64, ok bool) {
 	return k, true
 }
 
-// Estimate is the estimation model's throughput for the workload on one card
-// (tokens per second per GPU, Origin estimated), with the inputs in Note.
+// Estimate is the estimation model's throughput for the workload on the
+// card, per GPU, at the workload's own parallelism there: one GPU for
+// training (multi-GPU scaling is applied by the caller), and for serving the
+// smallest tensor-parallel group that holds the model (ServingGroup).
+func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
+	g := 1
+	if w.Method == MethodServe {
+		if g = ServingGroup(w, c); g == 0 {
+			return Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated}, false
+		}
+	}
+	return EstimateOn(w, c, g)
+}
+
+// EstimateOn is the estimation model's throughput for the workload on gpus
+// GPUs of the card, in tokens per second per GPU (Origin estimated), with
+// its inputs in Note. This is the one estimator rankings, plans and the
+// calibration tests use.
 //
-// Training: U(class) × 16-bit peak × 1e12 / (k × N), k from TrainingK, ×
-// QLoRAFactor for QLoRA. Serving: the saturated-serving formula of
-// THROUGHPUT.md 2.2 at the workload's precision (16-bit weights: BF16 peak,
-// FP16 where the card has no BF16; fp8 weights: the FP8 peak and an fp8 KV
-// cache), counting output tokens, with the concurrent sequences the card's
-// memory holds capped by MaxSequences.
+// Training: U(class) × 16-bit peak × 1e12 / (k × N) per GPU, k from
+// TrainingK, × QLoRAFactor for QLoRA; with fp8 compute (asked for, and the
+// card has it) FP8TrainingFraction of the 16-bit peak replaces U. gpus does
+// not change the per-GPU figure (the scaling table does, at the caller).
+//
+// Serving: the saturated-serving formula of THROUGHPUT.md 2.2 on gpus
+// tensor-parallel GPUs treated as one device, at the workload's compute
+// precision (16-bit: BF16, or FP16 on cards without BF16; fp8 and fp4 with
+// an fp8 KV cache), counting output tokens, with the concurrent sequences
+// the memory holds capped by the workload's or the engine's limit; a
+// single sequence decodes at EtaB1; the engine's decode cap and
+// quantized-weight factor (data/engines.csv) and the request rate apply.
 //
 // ok is false when no estimate is possible: unknown method or estimator
-// class, a serving precision the card lacks or the model does not cover, or
-// serving weights that leave no room for a KV cache.
-func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
-	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated}
+// class, a precision the card lacks (Precision says which), or serving
+// weights that leave no room for a KV cache.
+func EstimateOn(w Workload, c pricewatch.Card, gpus int) (Profile, bool) {
+	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated, GPUs: max(gpus, 1)}
 	if w.Model.ParamsB <= 0 {
+		return p, false
+	}
+	prec, ok := PrecisionOn(w, c)
+	if !ok {
 		return p, false
 	}
 	switch {
 	case w.Method.Training():
 		k, _ := TrainingK(w.Method, w.Checkpointing)
-		tps, u, ok := trainingRate(c, w.Model.ParamsB, k, false)
+		if w.SelectiveCheckpointing && !w.Checkpointing {
+			k++ // about half of the forward recomputed (THROUGHPUT.md 2.1)
+		}
+		tps, u, ok := trainingRate(c, w.Model.ParamsB, k, prec.Name == PrecisionFP8)
 		if !ok {
 			return p, false
 		}
-		p.Note = fmt.Sprintf("estimated: U %.2f (%s) × %g TFLOPS / (k %g × %gB params)",
-			u, c.EstimatorClass, c.TrainPeakTFLOPS(), k, w.Model.ParamsB)
+		p.Note = fmt.Sprintf("estimated: U %.2f (%s) × %g TFLOPS / (k %g × %gB params), %s",
+			u, c.EstimatorClass, c.TrainPeakTFLOPS(), k, w.Model.ParamsB, prec.Name)
 		if w.Method == MethodQLoRA {
 			tps *= QLoRAFactor
 			p.Note += fmt.Sprintf(" × %g QLoRA", QLoRAFactor)
@@ -123,32 +155,138 @@ func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
 		p.TokensPerSecond = tps
 		return p, true
 	case w.Method == MethodServe:
+		eng := engineFor(w.Engine)
 		s := servingCase{
 			paramsB:         w.Model.ParamsB,
 			weightBytes:     w.WeightBytes,
 			kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
+			peakTFLOPS:      prec.PeakTFLOPS,
 			isl:             w.InputTokens,
 			osl:             w.OutputTokens,
 			maxSeqs:         w.maxSequences(),
-			gpus:            1,
+			gpus:            p.GPUs,
+			bandwidthCapGBs: eng.bandwidthCapGBs,
 		}
-		prec := "16-bit"
-		switch w.WeightBytes {
-		case 2:
-			s.peakTFLOPS = c.TrainPeakTFLOPS()
-		case 1:
-			s.peakTFLOPS, prec = c.FP8TFLOPS, "fp8"
+		if w.weightOnlyQuantized() {
+			s.decodeFactor = eng.quantizedFactor
 		}
 		tps, seqs, ok := servingRate(c, s)
 		if !ok {
 			return p, false
 		}
 		p.TokensPerSecond = tps
-		p.Note = fmt.Sprintf("estimated: saturated serving, %s peak %g TFLOPS, %g GB/s, %.1f concurrent sequences of %d tokens; output tokens",
-			prec, s.peakTFLOPS, c.BandwidthGBs, seqs, w.ContextTokens())
+		p.Note = fmt.Sprintf("estimated: saturated serving (%s), %s peak %g TFLOPS, %g GB/s, %.1f concurrent sequences of %d tokens on %d GPU; output tokens",
+			eng.name, prec.Name, s.peakTFLOPS, c.BandwidthGBs, seqs, w.ContextTokens(), p.GPUs)
+		if w.RequestRate > 0 {
+			if rc := w.RequestRate * float64(w.OutputTokens) / float64(p.GPUs); rc < tps {
+				p.TokensPerSecond = rc
+				p.Note += fmt.Sprintf("; capped by %g requests/s × %d output tokens", w.RequestRate, w.OutputTokens)
+			}
+		}
 		return p, true
 	}
 	return p, false
+}
+
+// Precision is what a workload computes in on one card.
+type Precision struct {
+	// Name is the compute precision used: bf16, fp16, fp8 or fp4.
+	Name string `json:"precision"`
+	// PeakTFLOPS is the card's dense tensor rate at Name.
+	PeakTFLOPS float64 `json:"-"`
+	// Note says why it differs from what the job asked for ("" when not).
+	Note string `json:"precision_note,omitempty"`
+	// Why is the reason the card cannot run the job at all ("" when it
+	// can).
+	Why string `json:"-"`
+}
+
+// PrecisionOn decides the precision a workload computes in on a card:
+//   - 16-bit jobs run in BF16; a card without BF16 (Volta, Turing) runs them
+//     in FP16 mixed precision at its FP16 tensor rate and says so, unless
+//     the job requires BF16;
+//   - fp8 is used only when the job asks for it and the card has it; a
+//     training job on a card without FP8 falls back to 16 bits and says so,
+//     a serving job (whose weights are stored in fp8) cannot run;
+//   - fp4 serving needs an FP4 rate (Blackwell).
+//
+// ok is false when the card cannot run the job; Why says why.
+func PrecisionOn(w Workload, c pricewatch.Card) (Precision, bool) {
+	sixteen := func(note string) (Precision, bool) {
+		if c.HasBF16() {
+			return Precision{Name: PrecisionBF16, PeakTFLOPS: c.BF16TFLOPS, Note: note}, true
+		}
+		if w.RequireBF16 {
+			return Precision{Why: WhyNoBF16}, false
+		}
+		if note != "" {
+			note += "; "
+		}
+		return Precision{Name: PrecisionFP16, PeakTFLOPS: c.FP16TFLOPS, Note: note + "no bf16: fp16 mixed precision"}, true
+	}
+	switch w.computePrecision() {
+	case PrecisionFP8:
+		if c.FP8TFLOPS > 0 {
+			return Precision{Name: PrecisionFP8, PeakTFLOPS: c.FP8TFLOPS}, true
+		}
+		if w.Method.Training() {
+			return sixteen("no fp8: 16-bit")
+		}
+		return Precision{Why: WhyNoFP8}, false
+	case PrecisionFP4:
+		if c.FP4TFLOPS > 0 {
+			return Precision{Name: PrecisionFP4, PeakTFLOPS: c.FP4TFLOPS}, true
+		}
+		return Precision{Why: WhyNoFP4}, false
+	}
+	return sixteen("")
+}
+
+//go:embed data/engines.csv
+var enginesCSV []byte
+
+// engine is one row of data/engines.csv.
+type engine struct {
+	name            string
+	maxSequences    float64
+	bandwidthCapGBs float64
+	quantizedFactor float64
+}
+
+// Serving engines a workload may name (data/engines.csv).
+const (
+	EngineVLLM     = "vllm"
+	EngineTRT      = "tensorrt-llm"
+	EngineLlamaCpp = "llama.cpp"
+)
+
+var engines = sync.OnceValue(func() map[string]engine {
+	m := map[string]engine{}
+	for _, r := range readTable(enginesCSV) {
+		m[r[0]] = engine{r[0], tableNum(r[1]), tableNum(r[2]), tableNum(r[3])}
+	}
+	return m
+})
+
+// Engines lists the serving engines, sorted.
+func Engines() []string {
+	var out []string
+	for n := range engines() {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// engineFor is the named engine; "" is vLLM, the default.
+func engineFor(name string) engine {
+	if name == "" {
+		name = EngineVLLM
+	}
+	if e, ok := engines()[name]; ok {
+		return e
+	}
+	return engines()[EngineVLLM]
 }
 
 // trainingRate is tokens/s per GPU for training paramsB at k FLOPs per
@@ -182,6 +320,10 @@ type servingCase struct {
 	isl, osl        int
 	maxSeqs         float64 // engine limit on concurrent sequences
 	gpus            int     // tensor-parallel GPUs treated as one device
+	// bandwidthCapGBs caps the decode weight-read rate per GPU (0: none);
+	// decodeFactor scales it for weight-only quantized weights (0: 1).
+	bandwidthCapGBs float64
+	decodeFactor    float64
 }
 
 // servingRate is output tokens/s per GPU of a batching engine kept full, and
@@ -192,9 +334,11 @@ type servingCase struct {
 //	t_decode  = max(2N / (ETA_C × peak), (W/B + kv_per_token × (ISL + OSL/2)) / (ETA_BW × bandwidth))
 //	tps       = 1 / (t_prefill + t_decode)
 //
-// Several GPUs are one device with summed memory, bandwidth and peak; the
-// result is divided by the GPU count. ok is false when the weights leave no
-// room for a KV cache or an input is missing.
+// A single sequence (B = 1) reads at EtaB1 instead of ETA_BW; an engine cap
+// bounds ETA × bandwidth per GPU, and decodeFactor scales it. Several GPUs
+// are one device with summed memory, bandwidth and peak; the result is
+// divided by the GPU count. ok is false when the weights leave no room for
+// a KV cache or an input is missing.
 func servingRate(c pricewatch.Card, s servingCase) (tps, seqs float64, ok bool) {
 	eta, ok := ComputeEfficiency(c.EstimatorClass)
 	if !ok || s.paramsB <= 0 || s.weightBytes <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 ||
@@ -216,9 +360,20 @@ func servingRate(c pricewatch.Card, s servingCase) (tps, seqs float64, ok bool) 
 	if seqs <= 0 {
 		return 0, 0, false
 	}
+	etaBW := EtaBW
+	if seqs <= 1 {
+		seqs, etaBW = 1, EtaB1
+	}
+	readRate := etaBW * bandwidth // bytes/s
+	if s.bandwidthCapGBs > 0 {
+		readRate = math.Min(readRate, s.bandwidthCapGBs*1e9*g)
+	}
+	if s.decodeFactor > 0 {
+		readRate *= s.decodeFactor
+	}
 	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
 	decode := math.Max(2*n/(eta*peak),
-		(weights/seqs+s.kvBytesPerToken*(isl+osl/2))/(EtaBW*bandwidth))
+		(weights/seqs+s.kvBytesPerToken*(isl+osl/2))/readRate)
 	return 1 / (prefill + decode) / g, seqs, true
 }
 

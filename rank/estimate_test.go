@@ -126,7 +126,7 @@ func TestEstimate_Profiles8B(t *testing.T) {
 	qlora := Workload{Name: "qlora-8b", Model: m, Method: MethodQLoRA, WeightBytes: 0.5, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
 	serve16 := Workload{Name: "serve-8b", Model: m, Method: MethodServe, WeightBytes: 2, InputTokens: 1024, OutputTokens: 256, MaxSequences: 256}
 	serve8 := serve16
-	serve8.Name, serve8.WeightBytes = "serve-8b-fp8", 1
+	serve8.Name, serve8.WeightBytes, serve8.Precision = "serve-8b-fp8", 1, PrecisionFP8
 	for _, row := range readProfiles(t) {
 		id := row["canonical_id"]
 		t.Run(id, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestEstimate_Profiles8B(t *testing.T) {
 				{"serve_8b_16bit_out_tps", serve16},
 				{"serve_8b_fp8_out_tps", serve8},
 			} {
-				p, ok := Estimate(col.w, c)
+				p, ok := EstimateOn(col.w, c, 1) // profiles.csv is one GPU
 				if row[col.name] == "" {
 					if ok {
 						t.Errorf("%s: got %.1f, want no estimate", col.name, p.TokensPerSecond)
@@ -197,10 +197,12 @@ func TestEstimate_Serving7B(t *testing.T) {
 }
 
 func TestEstimate_NotPossible(t *testing.T) {
-	serve4bit := workload(t, "serve-7b")
-	serve4bit.WeightBytes = 0.5
+	serveFP4 := workload(t, "serve-7b")
+	serveFP4.WeightBytes, serveFP4.Precision = FP4BytesPerWeight, PrecisionFP4
 	serveFP8 := workload(t, "serve-7b")
-	serveFP8.WeightBytes = 1
+	serveFP8.WeightBytes, serveFP8.Precision = 1, PrecisionFP8
+	bf16Only := workload(t, "lora-7b")
+	bf16Only.RequireBF16 = true
 	unknown := workload(t, "lora-7b")
 	unknown.Method = "distill"
 	noParams := workload(t, "lora-7b")
@@ -212,10 +214,9 @@ func TestEstimate_NotPossible(t *testing.T) {
 		w    Workload
 		c    pricewatch.Card
 	}{
-		{"serve-7b weights leave no KV room on T4", workload(t, "serve-7b"), card(t, "T4")},
-		{"serve-7b weights leave no KV room on V100 16GB", workload(t, "serve-7b"), card(t, "V100-16GB-SXM2")},
-		{"4-bit serving not modelled", serve4bit, card(t, "H100-80GB-SXM")},
+		{"fp4 serving on a card without FP4", serveFP4, card(t, "H100-80GB-SXM")},
 		{"fp8 serving on a card without FP8", serveFP8, card(t, "A100-80GB-SXM")},
+		{"bf16 required on a card without bf16", bf16Only, card(t, "V100-32GB-SXM2")},
 		{"unknown method", unknown, card(t, "A100-80GB-SXM")},
 		{"no parameters", noParams, card(t, "A100-80GB-SXM")},
 		{"unknown estimator class", workload(t, "lora-7b"), odd},
@@ -225,6 +226,71 @@ func TestEstimate_NotPossible(t *testing.T) {
 				t.Errorf("Estimate = %+v, want no estimate", p)
 			}
 		})
+	}
+	// On one GPU the 7B weights (14 GB) leave no KV room on a 16 GB card:
+	// 0.9 × 16 − 14 − 2 < 0. Estimate then takes the two-GPU group.
+	for _, id := range []string{"T4", "V100-16GB-SXM2"} {
+		if p, ok := EstimateOn(workload(t, "serve-7b"), card(t, id), 1); ok {
+			t.Errorf("%s on 1 GPU: %+v, want no estimate", id, p)
+		}
+		if p, ok := Estimate(workload(t, "serve-7b"), card(t, id)); !ok || p.GPUs != 2 {
+			t.Errorf("%s: %+v, want the 2-GPU group", id, p)
+		}
+	}
+}
+
+// Weight-only 4-bit serving computes in 16 bits and reads a quarter of the
+// weight bytes: on a bandwidth-bound card it decodes faster than bf16.
+func TestEstimate_WeightOnlyQuantized(t *testing.T) {
+	w16 := workload(t, "serve-7b")
+	w4 := w16
+	w4.WeightBytes, w4.Precision = 0.5, PrecisionInt4
+	c := card(t, "RTX-4090")
+	p16, p4 := mustEstimate(t, w16, c), mustEstimate(t, w4, c)
+	if p4.TokensPerSecond <= p16.TokensPerSecond || !strings.Contains(p4.Note, "bf16") {
+		t.Errorf("int4 %.0f (%s) vs bf16 %.0f tokens/s", p4.TokensPerSecond, p4.Note, p16.TokensPerSecond)
+	}
+}
+
+// Cards without bf16 train in fp16 at their fp16 rate and say so; fp8 is
+// used only where asked for and the card has it.
+func TestPrecisionOn_Rules(t *testing.T) {
+	lora := workload(t, "lora-7b")
+	fp8 := lora
+	fp8.Precision = PrecisionFP8
+	serve8 := workload(t, "serve-7b")
+	serve8.Precision = PrecisionFP8
+	req := lora
+	req.RequireBF16 = true
+	for _, tc := range []struct {
+		name    string
+		w       Workload
+		card    string
+		want    string
+		peak    float64
+		noteHas string
+		why     string
+	}{
+		{"V100 runs bf16 jobs in fp16", lora, "V100-16GB-SXM2", PrecisionFP16, 125, "no bf16", ""},
+		{"T4 too", lora, "T4", PrecisionFP16, 65, "no bf16", ""},
+		{"A100 runs bf16", lora, "A100-80GB-SXM", PrecisionBF16, 312, "", ""},
+		{"bf16 required leaves V100 out", req, "V100-32GB-PCIE", "", 0, "", WhyNoBF16},
+		{"fp8 training on H100", fp8, "H100-80GB-SXM", PrecisionFP8, 1979, "", ""},
+		{"fp8 training on A100 falls back", fp8, "A100-80GB-SXM", PrecisionBF16, 312, "no fp8", ""},
+		{"fp8 serving needs fp8", serve8, "A100-80GB-SXM", "", 0, "", WhyNoFP8},
+		{"the default never uses fp8", lora, "H100-80GB-SXM", PrecisionBF16, 989, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ok := PrecisionOn(tc.w, card(t, tc.card))
+			if ok != (tc.why == "") || p.Why != tc.why || p.Name != tc.want || p.PeakTFLOPS != tc.peak || !strings.Contains(p.Note, tc.noteHas) {
+				t.Errorf("PrecisionOn = %+v, %v; want %s at %g (note %q, why %q)", p, ok, tc.want, tc.peak, tc.noteHas, tc.why)
+			}
+		})
+	}
+	// fp8 training runs at FP8TrainingFraction of the bf16 peak:
+	// 0.65 × 989e12 / (6 × 7e9) = 15,306 tokens/s on an H100.
+	if p := mustEstimate(t, fp8, card(t, "H100-80GB-SXM")); !near(p.TokensPerSecond, 0.65*989e12/(6*7e9), 0.01) {
+		t.Errorf("fp8 lora-7b on H100: %.1f", p.TokensPerSecond)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,12 +82,16 @@ type JobSpec struct {
 	SeqLen                  int         `json:"seq_len,omitempty"`
 	MicroBatch              int         `json:"micro_batch,omitempty"`
 	ActivationCheckpointing *bool       `json:"activation_checkpointing,omitempty"`
+	SelectiveCheckpointing  bool        `json:"selective_checkpointing,omitempty"`
 	Tokens                  float64     `json:"tokens,omitempty"`
 	Context                 int         `json:"context,omitempty"`
 	OutputTokens            int         `json:"output_tokens,omitempty"`
 	Concurrency             int         `json:"concurrency,omitempty"`
 	PeakTokensPerSecond     float64     `json:"peak_tokens_per_second,omitempty"`
 	HoursPerMonth           float64     `json:"hours_per_month,omitempty"`
+	RequireBF16             bool        `json:"require_bf16,omitempty"`
+	Engine                  string      `json:"engine,omitempty"`
+	RequestRate             float64     `json:"request_rate,omitempty"`
 	Modes                   []string    `json:"modes,omitempty"`
 	Utilization             float64     `json:"utilization,omitempty"`
 	MaxGPUs                 int         `json:"max_gpus,omitempty"`
@@ -125,20 +130,27 @@ type Job struct {
 	SeqLen              int               `json:"seq_len,omitempty"`
 	MicroBatch          int               `json:"micro_batch,omitempty"`
 	Checkpointing       bool              `json:"activation_checkpointing"`
+	Selective           bool              `json:"selective_checkpointing,omitempty"`
 	Tokens              float64           `json:"tokens,omitempty"`
 	Context             int               `json:"context,omitempty"`
 	OutputTokens        int               `json:"output_tokens,omitempty"`
 	Concurrency         int               `json:"concurrency,omitempty"`
 	PeakTokensPerSecond float64           `json:"peak_tokens_per_second,omitempty"`
 	HoursPerMonth       float64           `json:"hours_per_month,omitempty"`
+	RequireBF16         bool              `json:"require_bf16,omitempty"`
+	Engine              string            `json:"engine,omitempty"`
+	RequestRate         float64           `json:"request_rate,omitempty"`
 	Modes               []pricewatch.Mode `json:"modes"`
-	Utilization         float64           `json:"utilization"`
-	MaxGPUs             int               `json:"max_gpus"`
-	Currency            string            `json:"currency"`
-	Card                string            `json:"card,omitempty"`
-	IncludeUnfit        bool              `json:"include_unfit"`
-	Limit               int               `json:"limit"`
-	Hidden              Hidden            `json:"hidden"`
+	// Utilization is the share of a committed rental's hours left after
+	// the job that the team expects to use for other work (0: none); its
+	// value is shown as a credit beside the total, never taken off it.
+	Utilization  float64 `json:"utilization,omitempty"`
+	MaxGPUs      int     `json:"max_gpus"`
+	Currency     string  `json:"currency"`
+	Card         string  `json:"card,omitempty"`
+	IncludeUnfit bool    `json:"include_unfit"`
+	Limit        int     `json:"limit"`
+	Hidden       Hidden  `json:"hidden"`
 }
 
 // Defaults of a job spec.
@@ -157,7 +169,30 @@ func invalid(field, format string, args ...any) error {
 	return pricewatch.Errorf(pricewatch.EInvalid, "%s: %s", field, fmt.Sprintf(format, args...))
 }
 
-var weightBytes = map[string]float64{"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "nf4": 0.5, "int4": 0.5, "4bit": 0.5}
+// precisions are the job precisions a spec may name ("4bit" is nf4).
+var precisions = []string{PrecisionBF16, PrecisionFP16, PrecisionFP8, PrecisionFP4, PrecisionInt8, PrecisionNF4, PrecisionInt4, PrecisionQ4KM}
+
+// weightBytesFor is the bytes per base weight of a method at a precision:
+// training keeps 16-bit weights for bf16, fp16 and fp8 compute (fp8 GEMMs
+// cast on the fly, TransformerEngine-style); serving stores fp8 and fp4
+// weights; int8 and the 4-bit formats are weight-only quantizations.
+func weightBytesFor(m Method, precision string) float64 {
+	switch precision {
+	case PrecisionInt8:
+		return 1
+	case PrecisionInt4, PrecisionNF4:
+		return 0.5
+	case PrecisionQ4KM:
+		return Q4KMBytesPerWeight
+	case PrecisionFP8:
+		if m == MethodServe {
+			return 1
+		}
+	case PrecisionFP4:
+		return FP4BytesPerWeight
+	}
+	return 2
+}
 
 // Resolve validates a spec into a job. base names the workloads a spec may
 // start from; currencyKnown validates currency codes; an error names the
@@ -172,7 +207,7 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 		w = bw
 	} else {
-		w = Workload{Name: "custom", Method: MethodFull, WeightBytes: 2, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
+		w = Workload{Name: "custom", Method: MethodFull, WeightBytes: 2, Precision: PrecisionBF16, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
 	}
 	orig := w
 	// Model.
@@ -189,9 +224,9 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		switch m := Method(strings.ToLower(s.Method)); m {
 		case MethodFull, MethodLoRA, MethodQLoRA, MethodServe:
 			if m != w.Method && m == MethodQLoRA {
-				w.WeightBytes = 0.5
+				w.Precision = PrecisionNF4
 			} else if m != w.Method && w.Method == MethodQLoRA {
-				w.WeightBytes = 2
+				w.Precision = PrecisionBF16
 			}
 			w.Method = m
 		default:
@@ -199,14 +234,45 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 	}
 	if s.Precision != "" {
-		b, ok := weightBytes[strings.ToLower(s.Precision)]
-		if !ok {
-			return job, invalid("precision", "unknown precision %q (bf16, fp16, fp8, int8, nf4, int4)", s.Precision)
+		p := strings.ToLower(s.Precision)
+		if p == "4bit" {
+			p = PrecisionNF4
 		}
-		w.WeightBytes = b
+		if !slices.Contains(precisions, p) {
+			return job, invalid("precision", "unknown precision %q (%s)", s.Precision, strings.Join(precisions, ", "))
+		}
+		w.Precision = p
 	}
+	if w.Precision == "" {
+		w.Precision = PrecisionBF16
+	}
+	w.WeightBytes = weightBytesFor(w.Method, w.Precision)
 	if w.Method == MethodQLoRA && w.WeightBytes != 0.5 {
 		return job, invalid("precision", "qlora trains on a 4-bit base (nf4 or int4)")
+	}
+	if w.Method.Training() && (w.Precision == PrecisionFP4 || w.Precision == PrecisionQ4KM) {
+		return job, invalid("precision", "%s is for serving; train in bf16, fp16 or fp8", w.Precision)
+	}
+	if s.RequireBF16 {
+		w.RequireBF16 = true
+	}
+	if s.Engine != "" {
+		if w.Method != MethodServe {
+			return job, invalid("engine", "only for method serve")
+		}
+		if !slices.Contains(Engines(), strings.ToLower(s.Engine)) {
+			return job, invalid("engine", "unknown engine %q (%s)", s.Engine, strings.Join(Engines(), ", "))
+		}
+		w.Engine = strings.ToLower(s.Engine)
+	}
+	if s.RequestRate != 0 {
+		if w.Method != MethodServe {
+			return job, invalid("request_rate", "only for method serve")
+		}
+		if !(s.RequestRate > 0 && s.RequestRate <= 1e6) {
+			return job, invalid("request_rate", "must be within 0..1e6 requests per second")
+		}
+		w.RequestRate = s.RequestRate
 	}
 	switch strings.ToLower(s.OptimizerState) {
 	case "":
@@ -231,6 +297,12 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	}
 	if s.ActivationCheckpointing != nil {
 		w.Checkpointing = *s.ActivationCheckpointing
+	}
+	if s.SelectiveCheckpointing {
+		if s.ActivationCheckpointing != nil && *s.ActivationCheckpointing {
+			return job, invalid("selective_checkpointing", "give selective or full activation checkpointing, not both")
+		}
+		w.Checkpointing, w.SelectiveCheckpointing = false, true
 	}
 	if w.Method.Training() && (w.SeqLen <= 0 || w.MicroBatch <= 0) {
 		w.SeqLen, w.MicroBatch = max(w.SeqLen, 2048), max(w.MicroBatch, 1)
@@ -274,8 +346,9 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		return job, invalid("peak_tokens_per_second", "only for method serve")
 	}
 	job = Job{
-		Workload: w, Model: w.Model, Method: w.Method, Precision: precisionName(w.WeightBytes),
-		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, Checkpointing: w.Checkpointing, Tokens: s.Tokens,
+		Workload: w, Model: w.Model, Method: w.Method, Precision: w.Precision,
+		RequireBF16: w.RequireBF16, Engine: w.Engine, RequestRate: w.RequestRate,
+		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, Checkpointing: w.Checkpointing, Selective: w.SelectiveCheckpointing, Tokens: s.Tokens,
 		PeakTokensPerSecond: s.PeakTokensPerSecond, HoursPerMonth: s.HoursPerMonth,
 		Card: s.Card, IncludeUnfit: s.IncludeUnfit,
 	}
@@ -304,14 +377,10 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		return job, invalid("modes", "%v", err)
 	}
 	job.Modes = modes
-	switch {
-	case s.Utilization == 0:
-		job.Utilization = 1
-	case s.Utilization > 0 && s.Utilization <= 1:
-		job.Utilization = s.Utilization
-	default:
-		return job, invalid("utilization", "must be within (0, 1], got %v", s.Utilization)
+	if s.Utilization < 0 || s.Utilization > 1 || math.IsNaN(s.Utilization) {
+		return job, invalid("utilization", "must be within 0..1, got %v", s.Utilization)
 	}
+	job.Utilization = s.Utilization
 	switch {
 	case s.MaxGPUs == 0:
 		job.MaxGPUs = DefaultMaxGPUs
@@ -341,18 +410,6 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	}
 	job.Hidden = h
 	return job, nil
-}
-
-func precisionName(b float64) string {
-	switch b {
-	case 2:
-		return "bf16"
-	case 1:
-		return "fp8"
-	case 0.5:
-		return "nf4"
-	}
-	return strconv.FormatFloat(b, 'g', -1, 64) + " bytes"
 }
 
 func (m *ModelSpec) resolve() (Model, error) {
@@ -472,7 +529,7 @@ func Workloads(specs []NamedSpec) ([]Workload, error) {
 		w := job.Workload
 		w.Name, w.Description = s.Name, s.Description
 		if w.Description == "" {
-			w.Description = fmt.Sprintf("%s of %s (%gB, %s)", w.Method, w.Model.Name, w.Model.ParamsB, precisionName(w.WeightBytes))
+			w.Description = fmt.Sprintf("%s of %s (%gB, %s)", w.Method, w.Model.Name, w.Model.ParamsB, w.Precision)
 		}
 		byName[w.Name] = w
 		ws = append(ws, w)

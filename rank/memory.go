@@ -63,7 +63,7 @@ type Memory struct {
 	ActivationsGB float64 `json:"activations_gb"`
 	// KVCacheGB is the serving KV cache of the workload's concurrent
 	// requests (at least one full-context sequence, the minimum to serve
-	// at all), per GPU (not divided).
+	// at all), divided over a tensor-parallel group.
 	KVCacheGB float64 `json:"kv_cache_gb"`
 	// TotalGB is the sum of the above.
 	TotalGB float64 `json:"total_gb"`
@@ -71,8 +71,8 @@ type Memory struct {
 
 // MemoryPerGPU is the memory each of gpus GPUs needs for the workload,
 // FSDP/ZeRO-3 style: weights, gradients and optimizer state are divided by
-// the GPU count; activations and the KV cache are per GPU. gpus below 1
-// counts as 1.
+// the GPU count; activations are per GPU. Serving over gpus GPUs is tensor
+// parallel: weights and the KV cache are divided. gpus below 1 counts as 1.
 //
 // Training: weights = params × WeightBytes; full fine-tuning adds gradients
 // (params × GradientBytes) and optimizer state (params × OptimizerBytes);
@@ -111,7 +111,8 @@ func MemoryPerGPU(w Workload, gpus int) Memory {
 	m.GradientsGB = grads / g / BytesPerGB
 	m.OptimizerGB = opt / g / BytesPerGB
 	m.ActivationsGB = act / BytesPerGB
-	m.KVCacheGB = kv / BytesPerGB
+	// Tensor parallelism splits the KV cache by heads like the weights.
+	m.KVCacheGB = kv / g / BytesPerGB
 	m.TotalGB = m.WeightsGB + m.GradientsGB + m.OptimizerGB + m.ActivationsGB + m.KVCacheGB
 	return m
 }
@@ -139,12 +140,42 @@ func KVCacheGB(m Model, contextTokens, sequences int, bytesPerValue float64) flo
 }
 
 // ServingKVBytes is the bytes per KV-cache value a serving workload uses:
-// 1 (fp8 cache) for fp8 weights, else 2.
+// 1 (an fp8 cache) when it computes in fp8 or fp4, else 2.
 func ServingKVBytes(w Workload) float64 {
-	if w.WeightBytes == 1 {
+	if c := w.computePrecision(); c == PrecisionFP8 || c == PrecisionFP4 {
 		return 1
 	}
 	return KVBytes16
+}
+
+// ServingGroup is the tensor-parallel group a serving workload needs on a
+// card: the smallest power of two of GPUs, up to MaxMaxGPUs, that holds its
+// weights and one full-context sequence; 0 when none does.
+func ServingGroup(w Workload, c pricewatch.Card) int {
+	for g := 1; g <= MaxMaxGPUs; g *= 2 {
+		if Fits(w, c, g) {
+			return g
+		}
+	}
+	return 0
+}
+
+// MinGPUs is the fewest GPUs of a card, up to limit, that hold the
+// workload: for training sharded FSDP/ZeRO-3 style over any count, for
+// serving a ServingGroup; 0 when even limit GPUs do not.
+func MinGPUs(w Workload, c pricewatch.Card, limit int) int {
+	if w.Method == MethodServe {
+		if g := ServingGroup(w, c); g > 0 && g <= limit {
+			return g
+		}
+		return 0
+	}
+	for g := 1; g <= limit; g++ {
+		if Fits(w, c, g) {
+			return g
+		}
+	}
+	return 0
 }
 
 // UsableGB is the memory of a card a job may plan to use: 0.8 × its memory.

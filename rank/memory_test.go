@@ -96,8 +96,9 @@ func TestMemoryPerGPU_Components(t *testing.T) {
 			Memory{WeightsGB: 3.5 + adapter*2/1e9, GradientsGB: adapter * 2 / 1e9, OptimizerGB: adapter * 8 / 1e9, ActivationsGB: actCkpt}},
 		{"serve-7b: weights + one 1280-token sequence", workload(t, "serve-7b"), 1,
 			Memory{WeightsGB: 14, KVCacheGB: kv1}},
-		{"serve-7b on 2 GPUs: KV per GPU", workload(t, "serve-7b"), 2,
-			Memory{WeightsGB: 7, KVCacheGB: kv1}},
+		// Tensor parallelism splits the KV cache by heads, like the weights.
+		{"serve-7b on 2 GPUs: weights and KV halved", workload(t, "serve-7b"), 2,
+			Memory{WeightsGB: 7, KVCacheGB: kv1 / 2}},
 		{"gpus 0 counts as 1", workload(t, "full-ft-7b"), 0,
 			Memory{WeightsGB: 14, GradientsGB: 14, OptimizerGB: 28, ActivationsGB: actCkpt}},
 	} {

@@ -166,13 +166,19 @@ func (o Owned) PricePerUsedHour() float64 {
 // BreakEvenMonthlyHours is the used hours a month above which owning a card
 // costs less than renting it at rent per hour (same currency): the monthly
 // write-off over what each rented hour costs beyond the power. ok is false
-// when renting costs less than the power alone.
+// when owning can never pay within the write-off period: renting costs less
+// than the power alone, or the break-even lies beyond the 730 hours a month
+// has.
 func (o Owned) BreakEvenMonthlyHours(rent float64) (float64, bool) {
 	power := o.Watts / 1000 * o.KWhPrice
 	if rent <= power {
 		return 0, false
 	}
-	return o.PurchasePrice / o.Months / (rent - power), true
+	h := o.PurchasePrice / o.Months / (rent - power)
+	if h > pricewatch.HoursPerMonth {
+		return 0, false
+	}
+	return h, true
 }
 
 // Validate checks an owned entry, naming the field.
@@ -199,47 +205,88 @@ func (o Owned) Validate(field string, cardKnown func(string) bool, currencyKnown
 // ModeOwned labels owned hardware among the options.
 const ModeOwned pricewatch.Mode = "owned"
 
-// ServingPlan sizes a serving option for a target peak rate.
+// ServingPlan sizes a serving option for a target peak rate: how many
+// rentals of the option's unit carry the peak with ServingHeadroom.
 type ServingPlan struct {
-	GPUsNeeded                 int     `json:"gpus_needed"`
 	Instances                  int     `json:"instances"`
+	GPUsNeeded                 int     `json:"gpus_needed"`
 	MonthlyCost                float64 `json:"monthly_cost"`
 	CostPerMillionOutputTokens float64 `json:"cost_per_million_output_tokens"`
 }
 
-// Option is one way to run a job: an offer (or owned cards), how many GPUs,
-// how fast, for how long, and every part of what it costs, in the job's
-// currency.
+// Option is one way to run a job: an offer (or owned cards) rented at its
+// unit, how the job runs on the GPUs rented, how fast, for how long, and
+// every part of what it costs, in the job's currency. Several identical
+// offers (same card, source, mode, region, unit and price) are one option.
 type Option struct {
-	Card                  string             `json:"card"`
-	Source                string             `json:"source"`
-	Provider              string             `json:"provider"`
-	Offer                 string             `json:"offer"`
-	Key                   string             `json:"key"`
-	Region                string             `json:"region"`
-	Mode                  pricewatch.Mode    `json:"mode"`
-	GPUs                  int                `json:"gpus"`
-	Fits                  bool               `json:"fits"`
-	Reason                string             `json:"reason,omitempty"`
-	MemoryPerGPUGB        float64            `json:"memory_per_gpu_gb"`
-	TokensPerSecond       float64            `json:"tokens_per_second"`
-	TokensPerSecondPerGPU float64            `json:"tokens_per_second_per_gpu"`
-	ScalingEfficiency     float64            `json:"scaling_efficiency"`
-	ThroughputOrigin      Origin             `json:"throughput_origin"`
-	PricePerGPUHour       float64            `json:"price_per_gpu_hour"`
-	Utilization           float64            `json:"utilization,omitempty"`
-	BreakEvenUtilization  *float64           `json:"break_even_utilization,omitempty"`
-	Hours                 float64            `json:"hours"`
-	ComputeCost           float64            `json:"compute_cost"`
-	HiddenCosts           map[string]float64 `json:"hidden_costs"`
-	TotalCost             float64            `json:"total_cost"`
-	CostPerMillionTokens  float64            `json:"cost_per_million_tokens"`
-	PessimisticTotalCost  float64            `json:"pessimistic_total_cost"`
-	ReclaimsPerHour       float64            `json:"reclaims_per_hour,omitempty"`
-	Serving               *ServingPlan       `json:"serving,omitempty"`
-	// OwnedBreakEvenMonthlyHours: used hours a month above which owning
-	// beats the cheapest rental of the same card.
+	Card     string          `json:"card"`
+	Source   string          `json:"source"`
+	Provider string          `json:"provider"`
+	Offer    string          `json:"offer"`
+	Key      string          `json:"key"`
+	Region   string          `json:"region"`
+	Mode     pricewatch.Mode `json:"mode"`
+	// IdenticalOffers counts the offers this option stands for (1 and
+	// more); OtherOffers names up to five of the others.
+	IdenticalOffers int      `json:"identical_offers"`
+	OtherOffers     []string `json:"other_offers,omitempty"`
+	// RentUnit and GPUCounts say how the offer is rented; GPUs is the GPUs
+	// rented and billed, GPUsUsed those the job runs on, Replicas the
+	// serving copies of the model.
+	RentUnit  pricewatch.RentUnit `json:"rent_unit"`
+	GPUCounts []int               `json:"gpu_counts"`
+	GPUs      int                 `json:"gpus"`
+	GPUsUsed  int                 `json:"gpus_used"`
+	Replicas  int                 `json:"replicas,omitempty"`
+	Fits      bool                `json:"fits"`
+	Reason    string              `json:"reason,omitempty"`
+	// MemoryPerGPUGB is what each GPU of a copy of the model holds;
+	// MemoryTotalGB is that over the copy's GPUs.
+	MemoryPerGPUGB        float64 `json:"memory_per_gpu_gb"`
+	MemoryTotalGB         float64 `json:"memory_total_gb"`
+	Precision             string  `json:"precision"`
+	PrecisionNote         string  `json:"precision_note,omitempty"`
+	TokensPerSecond       float64 `json:"tokens_per_second"`
+	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+	ScalingEfficiency     float64 `json:"scaling_efficiency"`
+	ThroughputOrigin      Origin  `json:"throughput_origin"`
+	// PricePerGPUHour is per GPU at full use; UnitPricePerHour is the GPUs
+	// rented per hour.
+	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
+	UnitPricePerHour float64 `json:"unit_price_per_hour"`
+	// Hours is the job's compute time; BilledHours the hours paid for
+	// (start-up included; for a committed mode every period billed).
+	Hours       float64 `json:"hours"`
+	BilledHours float64 `json:"billed_hours"`
+	// A committed mode bills whole periods: PeriodsBilled × PeriodHours at
+	// PeriodPrice each (the GPUs rented), UnusedHours of them left after
+	// the job. Utilization is the share of those hours the team expects to
+	// use for other work and OtherWorkCredit their value at the period's
+	// own price: shown beside the total, never taken off it.
+	// BreakEvenUtilization is the share of a period above which the
+	// commitment costs less than the cheapest on-demand offer of the card.
+	PeriodHours          float64  `json:"period_hours,omitempty"`
+	PeriodsBilled        int      `json:"periods_billed,omitempty"`
+	PeriodPrice          float64  `json:"period_price,omitempty"`
+	UnusedHours          float64  `json:"unused_hours,omitempty"`
+	Utilization          float64  `json:"utilization,omitempty"`
+	OtherWorkCredit      float64  `json:"other_work_credit,omitempty"`
+	BreakEvenUtilization *float64 `json:"break_even_utilization,omitempty"`
+	// ComputeCost is the GPU time billed for the job; HiddenCosts the
+	// rest (start-up, storage, egress, spot reclaims); TotalCost their sum.
+	ComputeCost          float64            `json:"compute_cost"`
+	HiddenCosts          map[string]float64 `json:"hidden_costs"`
+	TotalCost            float64            `json:"total_cost"`
+	CostPerMillionTokens float64            `json:"cost_per_million_tokens"`
+	PessimisticTotalCost float64            `json:"pessimistic_total_cost"`
+	ReclaimsPerHour      float64            `json:"reclaims_per_hour,omitempty"`
+	Serving              *ServingPlan       `json:"serving,omitempty"`
+	// OwnedBreakEvenMonthlyHours: used hours a month (at most 730) above
+	// which owning beats the cheapest hourly rental of the same card;
+	// OwnedBreakEven says "never" when owning cannot pay within its
+	// write-off period.
 	OwnedBreakEvenMonthlyHours *float64 `json:"owned_break_even_monthly_hours,omitempty"`
+	OwnedBreakEven             string   `json:"owned_break_even,omitempty"`
 	Currency                   string   `json:"currency"`
 }
 
@@ -249,20 +296,23 @@ type PlanResult struct {
 	Memory      Memory    `json:"memory"`
 	Currency    string    `json:"currency"`
 	GeneratedAt time.Time `json:"generated_at"`
-	// Considered counts the options before Limit cut the list.
-	Considered int      `json:"considered"`
-	Options    []Option `json:"options"`
+	// OffersConsidered counts the offers priced; Considered the distinct
+	// options they make before Limit cut the list.
+	OffersConsidered int      `json:"offers_considered"`
+	Considered       int      `json:"considered"`
+	Options          []Option `json:"options"`
 }
 
 // Plan prices the job on every eligible offer of the snapshot in the job's
-// modes, and on owned hardware, and ranks the options: those that fit
-// first, by total cost to target (serving: by monthly cost for a target
-// rate, else by cost per million output tokens).
+// modes, each rented at its unit, and on owned hardware, and ranks the
+// options: those that fit first, by total cost to target (serving: by
+// monthly cost for a target rate, else by cost per million output tokens).
+// Reference prices are never planned.
 func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanResult, error) {
 	res := &PlanResult{Job: job, Memory: MemoryPerGPU(job.Workload, 1), Currency: job.Currency, GeneratedAt: s.GeneratedAt}
 	conv := func(v float64, from string) (float64, error) { return s.Rates.Convert(v, from, job.Currency) }
+	onDemand := map[string]float64{} // card → cheapest on-demand price per GPU-hour that can hold the job
 	var opts []Option
-	cheapestOnDemand := map[string]float64{}
 	for _, o := range s.Offers {
 		card, why := s.eligible(o, cat)
 		if why != "" || (job.Card != "" && o.Card != job.Card) {
@@ -272,79 +322,32 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		if err != nil {
 			continue
 		}
-		if o.Mode == pricewatch.ModeOnDemand {
-			if c, ok := cheapestOnDemand[o.Card]; !ok || price < c {
-				cheapestOnDemand[o.Card] = price
+		rental, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
+		if o.Mode == pricewatch.ModeOnDemand && why == "" {
+			if c, ok := onDemand[o.Card]; !ok || price < c {
+				onDemand[o.Card] = price
 			}
 		}
 		if !slices.Contains(job.Modes, o.Mode) {
 			continue
 		}
-		prof, pok := s.profileFor(job, card)
-		opt, ok := s.option(job, card, o.GPUs, price, o.Mode, prof, pok)
-		if !ok {
-			continue
+		opt, ok := s.option(job, card, rental, why, o, price, conv)
+		if ok {
+			opts = append(opts, opt)
 		}
-		opt.Source, opt.Provider, opt.Offer, opt.Key, opt.Region, opt.Mode = o.Source, o.Provider, o.OfferID, o.Key, o.Region, o.Mode
-		if o.Mode == pricewatch.ModeSpot {
-			s.addSpotLoss(&opt, job, o, conv)
-		}
-		s.addHidden(&opt, job, o.Provider, conv)
-		opts = append(opts, opt)
 	}
-	// Period rentals: the utilization below which on-demand is cheaper.
 	for i := range opts {
 		o := &opts[i]
-		if o.Mode.Committed() {
-			if od, ok := cheapestOnDemand[o.Card]; ok && od > 0 {
-				u := round(o.PricePerGPUHour*o.Utilization/od, 4)
-				o.BreakEvenUtilization = &u
-			}
+		if od, ok := onDemand[o.Card]; ok && od > 0 && o.Mode.Committed() {
+			u := o.PricePerGPUHour / od
+			o.BreakEvenUtilization = &u
 		}
 	}
-	for i, ow := range owned {
-		if job.Card != "" && ow.Card != job.Card {
-			continue
-		}
-		card, ok := cat.Card(ow.Card)
-		if !ok {
-			continue
-		}
-		price, err := conv(ow.PricePerUsedHour(), ow.Currency)
-		if err != nil {
-			continue
-		}
-		prof, pok := s.profileFor(job, card)
-		opt, ok := s.option(job, card, ow.Count, price, ModeOwned, prof, pok)
-		if !ok {
-			continue
-		}
-		name := ow.Name
-		if name == "" {
-			name = fmt.Sprintf("owned-%d", i+1)
-		}
-		opt.Source, opt.Provider, opt.Offer, opt.Key, opt.Mode = "owned", "owned", name, "owned/"+name, ModeOwned
-		s.addHidden(&opt, job, "owned", conv)
-		// Owning versus the cheapest rental of this card in the job's modes.
-		rent := math.Inf(1)
-		for _, r := range opts {
-			if r.Card == ow.Card && r.Mode != ModeOwned && r.PricePerGPUHour < rent {
-				rent = r.PricePerGPUHour
-			}
-		}
-		if !math.IsInf(rent, 1) {
-			if rentOwn, err := s.Rates.Convert(rent, job.Currency, ow.Currency); err == nil {
-				if h, ok := ow.BreakEvenMonthlyHours(rentOwn); ok {
-					h = round(h, 1)
-					opt.OwnedBreakEvenMonthlyHours = &h
-				}
-			}
-		}
-		opts = append(opts, opt)
-	}
+	opts = append(opts, s.ownedOptions(job, owned, opts, cat, conv)...)
 	if !job.IncludeUnfit {
 		opts = slices.DeleteFunc(opts, func(o Option) bool { return !o.Fits })
 	}
+	res.OffersConsidered = len(opts)
 	serving := job.Method == MethodServe
 	slices.SortStableFunc(opts, func(a, b Option) int {
 		if a.Fits != b.Fits {
@@ -356,12 +359,10 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		return cmp.Or(cmp.Compare(rankKey(a, serving, job), rankKey(b, serving, job)),
 			cmp.Compare(a.PricePerGPUHour, b.PricePerGPUHour), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Key, b.Key))
 	})
+	opts = collapse(opts)
 	res.Considered = len(opts)
 	if len(opts) > job.Limit {
 		opts = opts[:job.Limit]
-	}
-	for i := range opts {
-		roundOption(&opts[i])
 	}
 	res.Options = opts
 	if res.Options == nil {
@@ -370,12 +371,40 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	return res, nil
 }
 
+// collapse merges options that differ only in the offer id: same card,
+// source, provider, mode, region, rental and price (the list is sorted, so
+// the first of each stays in place).
+func collapse(opts []Option) []Option {
+	type key struct {
+		card, source, provider, region, counts string
+		mode                                   pricewatch.Mode
+		unit                                   pricewatch.RentUnit
+		gpus                                   int
+		price                                  float64
+		fits                                   bool
+	}
+	first := map[key]int{}
+	var out []Option
+	for _, o := range opts {
+		k := key{o.Card, o.Source, o.Provider, o.Region, fmt.Sprint(o.GPUCounts), o.Mode, o.RentUnit, o.GPUs, o.PricePerGPUHour, o.Fits}
+		i, ok := first[k]
+		if !ok {
+			first[k] = len(out)
+			o.IdenticalOffers = 1
+			out = append(out, o)
+			continue
+		}
+		out[i].IdenticalOffers++
+		if len(out[i].OtherOffers) < 5 {
+			out[i].OtherOffers = append(out[i].OtherOffers, o.Offer)
+		}
+	}
+	return out
+}
+
 func rankKey(o Option, serving bool, job Job) float64 {
 	switch {
 	case !serving || job.Tokens > 0:
-		if serving && job.Tokens == 0 {
-			return o.CostPerMillionTokens
-		}
 		return o.TotalCost
 	case o.Serving != nil:
 		return o.Serving.MonthlyCost
@@ -383,84 +412,157 @@ func rankKey(o Option, serving bool, job Job) float64 {
 	return o.CostPerMillionTokens
 }
 
-func (s *Snapshot) profileFor(job Job, card pricewatch.Card) (Profile, bool) {
+// profileFor is the throughput per GPU of the job on a card at a group size
+// (the serving tensor-parallel group; 1 for training): a measured profile of
+// the named workload the job is, else a published one, else the estimate.
+func (s *Snapshot) profileFor(job Job, card pricewatch.Card, group int) (Profile, bool) {
 	if job.FromWorkload != "" {
-		if p, ok := s.profiles[card.ID+"\x00"+job.FromWorkload]; ok {
+		if p, ok := s.profiles[card.ID+"\x00"+job.FromWorkload]; ok && (job.Method != MethodServe || max(p.GPUs, 1) == group) {
 			return p, true
 		}
 	}
-	if p, ok := Published(job.Workload, card.ID); ok {
-		return p, true
-	}
-	return Estimate(job.Workload, card)
-}
-
-// option sizes and prices the job on GPUs of one card, offerGPUs at most
-// (0: not stated), at price per GPU-hour of full use in the job's
-// currency; committed modes are priced per used hour at the job's
-// utilization. ok is false when the card has no throughput for the job.
-func (s *Snapshot) option(job Job, card pricewatch.Card, offerGPUs int, price float64, mode pricewatch.Mode, p Profile, pok bool) (Option, bool) {
-	if !pok || p.TokensPerSecond <= 0 {
-		return Option{}, false
-	}
-	w := job.Workload
-	limit := job.MaxGPUs
-	if offerGPUs > 0 && offerGPUs < limit {
-		limit = offerGPUs
-	}
-	opt := Option{Card: card.ID, ThroughputOrigin: p.Origin, Currency: job.Currency, HiddenCosts: map[string]float64{}}
-	n := 0
-	for g := 1; g <= limit; g++ {
-		if Fits(w, card, g) {
-			n = g
-			break
+	if job.Method != MethodServe || group == 1 {
+		if p, ok := Published(job.Workload, card.ID); ok {
+			return p, true
 		}
 	}
-	opt.Fits = n > 0
-	if n == 0 {
-		n = limit
-		need := MemoryPerGPU(w, n).TotalGB
-		opt.Reason = fmt.Sprintf("needs %.1f GB per GPU on %d GPU(s); %s has %.1f GB usable (80%% of %g GB)",
-			need, n, card.ID, UsableGB(card), card.MemoryGB)
+	if job.Method != MethodServe {
+		group = 1
 	}
-	opt.GPUs = n
-	opt.MemoryPerGPUGB = MemoryPerGPU(w, n).TotalGB
-	eff := ScalingEfficiency(card.InterconnectClass(), n)
-	opt.ScalingEfficiency = eff
-	opt.TokensPerSecondPerGPU = p.TokensPerSecond
-	opt.TokensPerSecond = p.TokensPerSecond * float64(n) * eff
-	opt.PricePerGPUHour = price
-	if mode.Committed() {
-		opt.Utilization = job.Utilization
-		opt.PricePerGPUHour = price / job.Utilization
+	return EstimateOn(job.Workload, card, group)
+}
+
+// option prices the job on one rental of an offer at price per GPU-hour of
+// full use in the job's currency. why is RentalOn's reason when no rental
+// holds the job: such an option is kept (unfit) only when the job asks.
+func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o pricewatch.Offer, price float64,
+	conv func(float64, string) (float64, error)) (Option, bool) {
+	opt := Option{Card: card.ID, Source: o.Source, Provider: o.Provider, Offer: o.OfferID, Key: o.Key, Region: o.Region,
+		Mode: o.Mode, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, PricePerGPUHour: price,
+		HiddenCosts: map[string]float64{}}
+	prec, ok := PrecisionOn(job.Workload, card)
+	if !ok {
+		return opt, false
 	}
-	gpuHour := opt.PricePerGPUHour * float64(n) // per hour of the job
-	if job.Tokens > 0 {
-		opt.Hours = job.Tokens / (opt.TokensPerSecond * 3600)
-		opt.ComputeCost = opt.Hours * gpuHour
-		// Pessimistic: 30% less throughput and one restart from the last
-		// checkpoint (a checkpoint interval of lost work plus the restart).
-		opt.PessimisticTotalCost = opt.ComputeCost/PessimisticThroughput +
-			(job.Hidden.CheckpointMinutes+job.Hidden.RestartMinutes)/60*gpuHour
+	opt.Precision, opt.PrecisionNote = prec.Name, prec.Note
+	if why != "" {
+		if !job.IncludeUnfit {
+			return opt, false
+		}
+		opt.Reason = s.unfitReason(job, card, o, why)
+		opt.GPUs = o.GPUCounts[len(o.GPUCounts)-1]
+		return opt, true
 	}
-	if job.Method == MethodServe && job.PeakTokensPerSecond > 0 {
-		need := int(math.Ceil(job.PeakTokensPerSecond * ServingHeadroom / opt.TokensPerSecond))
-		sp := &ServingPlan{Instances: need, GPUsNeeded: need * n}
-		sp.MonthlyCost = float64(sp.GPUsNeeded) * opt.PricePerGPUHour * job.HoursPerMonth
-		opt.Serving = sp
+	p, ok := s.profileFor(job, card, r.Group)
+	if !ok || p.TokensPerSecond <= 0 {
+		return opt, false
 	}
-	// Per million tokens: GPU time per token; hidden costs join below.
-	opt.CostPerMillionTokens = gpuHour * 1e6 / (opt.TokensPerSecond * 3600)
-	if opt.Serving != nil {
-		opt.Serving.CostPerMillionOutputTokens = opt.CostPerMillionTokens
+	opt.Fits = true
+	s.price(&opt, job, card, r, p)
+	if o.Mode.Committed() {
+		s.commit(&opt, job, o.Mode.CommitmentHours())
 	}
-	opt.HiddenCosts["startup"] = job.Hidden.StartupMinutes / 60 * gpuHour
+	if o.Mode == pricewatch.ModeSpot {
+		addSpotLoss(&opt, job, o)
+	}
+	s.addHidden(&opt, job, o.Provider, conv)
 	return opt, true
 }
 
+// unfitReason explains why no rental of the offer holds the job.
+func (s *Snapshot) unfitReason(job Job, card pricewatch.Card, o pricewatch.Offer, why string) string {
+	top := o.GPUCounts[len(o.GPUCounts)-1]
+	n := min(top, job.MaxGPUs)
+	need := MemoryPerGPU(job.Workload, n).TotalGB
+	mem := fmt.Sprintf("needs %.1f GB per GPU on %s; %s has %.1f GB usable (80%% of %g GB)",
+		need, gpus(n), card.ID, UsableGB(card), card.MemoryGB)
+	switch why {
+	case WhyUnitLarge:
+		return fmt.Sprintf("rented only as %s, more than max_gpus %d", gpus(o.GPUCounts[0]), job.MaxGPUs)
+	case WhyUnitSmall:
+		return fmt.Sprintf("rented only as %s: %s", gpus(top), mem)
+	}
+	return mem
+}
+
+// gpus writes a GPU count: "1 GPU", "8 GPUs".
+func gpus(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}
+
+// price fills the rental's layout, throughput, time and hourly costs.
+func (s *Snapshot) price(opt *Option, job Job, card pricewatch.Card, r Rental, p Profile) {
+	w := job.Workload
+	opt.GPUs, opt.GPUsUsed, opt.ScalingEfficiency = r.GPUs, r.Used, r.Efficiency
+	if w.Method == MethodServe {
+		opt.Replicas = r.Replicas
+	}
+	m := MemoryPerGPU(w, r.Group)
+	opt.MemoryPerGPUGB, opt.MemoryTotalGB = m.TotalGB, m.TotalGB*float64(r.Group)
+	opt.ThroughputOrigin = p.Origin
+	opt.TokensPerSecondPerGPU = p.TokensPerSecond
+	opt.TokensPerSecond = r.TokensPerSecond(p.TokensPerSecond)
+	opt.UnitPricePerHour = opt.PricePerGPUHour * float64(r.GPUs)
+	unit := opt.UnitPricePerHour
+	startup := job.Hidden.StartupMinutes / 60
+	if job.Tokens > 0 {
+		opt.Hours = job.Tokens / (opt.TokensPerSecond * 3600)
+		opt.ComputeCost = opt.Hours * unit
+		opt.BilledHours = opt.Hours + startup
+		// Pessimistic: 30% less throughput and one restart from the last
+		// checkpoint (a checkpoint interval of lost work plus the restart),
+		// on every GPU rented.
+		opt.PessimisticTotalCost = opt.ComputeCost/PessimisticThroughput +
+			(job.Hidden.CheckpointMinutes+job.Hidden.RestartMinutes)/60*unit
+	}
+	// Start-up time is billed on every GPU rented before work begins.
+	opt.HiddenCosts["startup"] = startup * unit
+	opt.PessimisticTotalCost += startup * unit
+	opt.CostPerMillionTokens = CostPerMillionTokens(unit, opt.TokensPerSecond)
+	if w.Method == MethodServe && job.PeakTokensPerSecond > 0 {
+		need := int(math.Ceil(job.PeakTokensPerSecond * ServingHeadroom / opt.TokensPerSecond))
+		sp := &ServingPlan{Instances: need, GPUsNeeded: need * r.GPUs}
+		sp.MonthlyCost = float64(need) * unit * job.HoursPerMonth
+		sp.CostPerMillionOutputTokens = opt.CostPerMillionTokens
+		opt.Serving = sp
+	}
+}
+
+// commit bills a committed mode as its provider does: whole periods of
+// periodHours, at least one, each at the period's price for the GPUs
+// rented. Start-up falls inside the periods; a serving plan pays every
+// hour of the month.
+func (s *Snapshot) commit(opt *Option, job Job, periodHours float64) {
+	unit := opt.UnitPricePerHour
+	opt.PeriodHours, opt.PeriodPrice = periodHours, unit*periodHours
+	opt.HiddenCosts["startup"] = 0
+	if opt.Serving != nil {
+		opt.Serving.MonthlyCost = float64(opt.Serving.Instances) * unit * pricewatch.HoursPerMonth
+	}
+	if job.Tokens <= 0 {
+		return
+	}
+	periods := func(h float64) int { return max(1, int(math.Ceil(h/periodHours-1e-9))) }
+	opt.PeriodsBilled = periods(opt.BilledHours)
+	billed := float64(opt.PeriodsBilled) * periodHours
+	opt.UnusedHours = billed - opt.BilledHours
+	opt.BilledHours = billed
+	opt.ComputeCost = float64(opt.PeriodsBilled) * opt.PeriodPrice
+	if job.Utilization > 0 {
+		opt.Utilization = job.Utilization
+		opt.OtherWorkCredit = opt.UnusedHours * job.Utilization * unit
+	}
+	startup := job.Hidden.StartupMinutes / 60
+	worst := opt.Hours/PessimisticThroughput + (job.Hidden.CheckpointMinutes+job.Hidden.RestartMinutes)/60 + startup
+	opt.PessimisticTotalCost = float64(periods(worst)) * opt.PeriodPrice
+}
+
 // addSpotLoss adds the expected work lost to reclaims: reclaims per hour ×
-// hours × (half a checkpoint interval + the restart) of the job's GPUs.
-func (s *Snapshot) addSpotLoss(opt *Option, job Job, o pricewatch.Offer, conv func(float64, string) (float64, error)) {
+// hours × (half a checkpoint interval + the restart) of the GPUs rented.
+func addSpotLoss(opt *Option, job Job, o pricewatch.Offer) {
 	rate := DefaultsFor(o.Provider).SpotReclaimsPerHour
 	if r, ok := ReclaimsPerHour(o.ReclaimRisk); ok {
 		rate = r
@@ -470,19 +572,15 @@ func (s *Snapshot) addSpotLoss(opt *Option, job Job, o pricewatch.Offer, conv fu
 	}
 	opt.ReclaimsPerHour = rate
 	lost := rate * opt.Hours * (job.Hidden.CheckpointMinutes/2 + job.Hidden.RestartMinutes) / 60
-	gpuHour := opt.PricePerGPUHour * float64(opt.GPUs)
-	opt.HiddenCosts["spot_reclaims"] = lost * gpuHour
-	opt.PessimisticTotalCost += lost / PessimisticThroughput * gpuHour
+	opt.HiddenCosts["spot_reclaims"] = lost * opt.UnitPricePerHour
+	opt.PessimisticTotalCost += lost / PessimisticThroughput * opt.UnitPricePerHour
 }
 
 // addHidden adds storage and egress at the spec's prices or the provider's
-// defaults, then the totals.
+// defaults, then the totals. Owned hardware has neither (nor start-up).
 func (s *Snapshot) addHidden(opt *Option, job Job, provider string, conv func(float64, string) (float64, error)) {
 	d := DefaultsFor(provider)
 	storage, egress := d.StorageUSDPerGBMonth, d.EgressUSDPerGB
-	if provider == "owned" {
-		storage, egress = 0, 0
-	}
 	if v, err := conv(storage, "USD"); err == nil {
 		storage = v
 	}
@@ -495,37 +593,75 @@ func (s *Snapshot) addHidden(opt *Option, job Job, provider string, conv func(fl
 	if job.Hidden.EgressPricePerGB != nil {
 		egress = *job.Hidden.EgressPricePerGB
 	}
+	if provider == "owned" {
+		storage, egress = 0, 0
+	}
 	opt.HiddenCosts["storage"] = job.Hidden.StorageGB * job.Hidden.StorageDays / 30 * storage
 	opt.HiddenCosts["egress"] = job.Hidden.EgressGB * egress
+	if job.Tokens <= 0 {
+		return
+	}
 	hidden := 0.0
 	for _, v := range opt.HiddenCosts {
 		hidden += v
 	}
-	if job.Tokens > 0 {
-		opt.TotalCost = opt.ComputeCost + hidden
-		opt.CostPerMillionTokens = opt.TotalCost / job.Tokens * 1e6
-		opt.PessimisticTotalCost += hidden - opt.HiddenCosts["spot_reclaims"]
-	}
+	opt.TotalCost = opt.ComputeCost + hidden
+	opt.CostPerMillionTokens = opt.TotalCost / job.Tokens * 1e6
+	// The pessimistic total already has start-up and reclaims (or, for a
+	// commitment, its periods); storage and egress do not change.
+	opt.PessimisticTotalCost += opt.HiddenCosts["storage"] + opt.HiddenCosts["egress"]
 }
 
-func round(v float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(v*p) / p
-}
-
-func roundOption(o *Option) {
-	for _, f := range []*float64{&o.MemoryPerGPUGB, &o.TokensPerSecond, &o.TokensPerSecondPerGPU} {
-		*f = round(*f, 2)
+// ownedOptions prices the job on owned cards: per used hour (write-off at
+// the expected utilization plus power), the cards the job needs of those
+// owned, no start-up, storage or egress; with the monthly hours above which
+// owning beats the cheapest hourly rental of the same card among rentals.
+func (s *Snapshot) ownedOptions(job Job, owned []Owned, rentals []Option, cat *normalize.Catalog,
+	conv func(float64, string) (float64, error)) []Option {
+	var out []Option
+	for i, ow := range owned {
+		if job.Card != "" && ow.Card != job.Card {
+			continue
+		}
+		card, ok := cat.Card(ow.Card)
+		if !ok {
+			continue
+		}
+		price, err := conv(ow.PricePerUsedHour(), ow.Currency)
+		if err != nil {
+			continue
+		}
+		name := ow.Name
+		if name == "" {
+			name = fmt.Sprintf("owned-%d", i+1)
+		}
+		o := pricewatch.Offer{Source: "owned", Provider: "owned", OfferID: name, Key: "owned/" + name, Mode: ModeOwned,
+			Card: ow.Card, GPUs: ow.Count, RentUnit: pricewatch.RentPerGPU, GPUCounts: pricewatch.CountsUpTo(ow.Count)}
+		r, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
+		noStartup := job
+		noStartup.Hidden.StartupMinutes = 0
+		opt, ok := s.option(noStartup, card, r, why, o, price, conv)
+		if !ok {
+			continue
+		}
+		if opt.Fits {
+			delete(opt.HiddenCosts, "startup")
+			opt.OwnedBreakEven = "never"
+			rent := math.Inf(1)
+			for _, r := range rentals {
+				if r.Card == ow.Card && !r.Mode.Committed() && r.Fits && r.PricePerGPUHour < rent {
+					rent = r.PricePerGPUHour
+				}
+			}
+			if math.IsInf(rent, 1) {
+				opt.OwnedBreakEven = ""
+			} else if rentOwn, err := s.Rates.Convert(rent, job.Currency, ow.Currency); err == nil {
+				if h, ok := ow.BreakEvenMonthlyHours(rentOwn); ok {
+					opt.OwnedBreakEvenMonthlyHours, opt.OwnedBreakEven = &h, ""
+				}
+			}
+		}
+		out = append(out, opt)
 	}
-	for _, f := range []*float64{&o.PricePerGPUHour, &o.Hours, &o.ComputeCost, &o.TotalCost, &o.CostPerMillionTokens,
-		&o.PessimisticTotalCost, &o.ScalingEfficiency} {
-		*f = round(*f, 6)
-	}
-	for k, v := range o.HiddenCosts {
-		o.HiddenCosts[k] = round(v, 6)
-	}
-	if o.Serving != nil {
-		o.Serving.MonthlyCost = round(o.Serving.MonthlyCost, 4)
-		o.Serving.CostPerMillionOutputTokens = round(o.Serving.CostPerMillionOutputTokens, 6)
-	}
+	return out
 }

@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -132,16 +133,16 @@ func TestPlan_DesignExamples(t *testing.T) {
 	}
 }
 
-func TestPlan_GPUCountAndFit(t *testing.T) {
-	snap := planSnap(t,
-		off("p", "p", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.4, "USD"),
-		off("p", "p", "a100", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.5, "USD"),
-	)
-	for i := range snap.Offers {
-		snap.Offers[i].GPUs = 8
-	}
+func TestPlan_RentalUnitsAndFit(t *testing.T) {
+	cat := normalize.DefaultCatalog()
+	// A per-GPU 4090 (any count 1..8), a fixed 2 × 4090 bundle, a fixed
+	// 8 × A100 SXM instance.
+	per := perGPU(off("rp", "rp", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.4, "USD"), 1, 2, 3, 4, 5, 6, 7, 8)
+	pair := fixed(off("vast", "vast", "2x4090", "RTX-4090", pricewatch.ModeOnDemand, 0.3, "USD"), 2)
+	a100 := fixed(off("aws", "aws", "p4de", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.5, "USD"), 8)
+	snap := planSnap(t, per, pair, a100)
 	job := resolve(t, rank.JobSpec{Workload: "full-ft-7b", Tokens: 1e8, IncludeUnfit: true})
-	res, err := snap.Plan(job, nil, normalize.DefaultCatalog())
+	res, err := snap.Plan(job, nil, cat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,40 +151,86 @@ func TestPlan_GPUCountAndFit(t *testing.T) {
 	}
 	got := map[string]rank.Option{}
 	for _, o := range res.Options {
-		got[o.Card] = o
-	}
-	if a := got["A100-80GB-SXM"]; a.GPUs != 1 || !a.Fits {
-		t.Errorf("an 80 GB card holds a 7B full fine-tune alone: %+v", a)
+		got[o.Offer] = o
 	}
 	// 56 GB of state sharded: 3 × 24 GB cards are not enough at 80%, 4 are.
-	if r := got["RTX-4090"]; r.GPUs != 4 || !r.Fits || r.ScalingEfficiency != 0.7 || !near(r.TokensPerSecond, 4*0.7*r.TokensPerSecondPerGPU, 0.02) {
-		t.Errorf("RTX-4090: %+v", r)
+	// The per-GPU source rents exactly 4: 4 × 1327.5 tokens/s (0.45 ×
+	// 165.2e12 / (8 × 7e9)) × 0.70 PCIe scaling = 3717 tokens/s;
+	// 1e8 / (3717 × 3600) = 7.473 h × 4 GPUs × 0.4 = 11.96 compute;
+	// 15 min start-up on 4 GPUs = 0.25 × 1.6 = 0.40.
+	r := got["4090"]
+	wantH := 1e8 / (4 * 1327.5 * 0.7 * 3600)
+	if !r.Fits || r.GPUs != 4 || r.GPUsUsed != 4 || r.RentUnit != pricewatch.RentPerGPU || r.ScalingEfficiency != 0.7 ||
+		!near(r.Hours, wantH, 1e-6) || !near(r.ComputeCost, wantH*4*0.4, 1e-6) || !near(r.HiddenCosts["startup"], 0.4, 1e-9) ||
+		!near(r.UnitPricePerHour, 1.6, 1e-12) || !near(r.MemoryTotalGB, 4*r.MemoryPerGPUGB, 1e-9) {
+		t.Errorf("per-GPU 4090: %+v (want %.4f h)", r, wantH)
 	}
-	// With at most 2 GPUs the 4090 cannot hold it: listed last with a reason.
-	job = resolve(t, rank.JobSpec{Workload: "full-ft-7b", Tokens: 1e8, MaxGPUs: 2, IncludeUnfit: true})
-	res, _ = snap.Plan(job, nil, normalize.DefaultCatalog())
-	last := res.Options[len(res.Options)-1]
-	if last.Card != "RTX-4090" || last.Fits || !strings.Contains(last.Reason, "GB per GPU") {
-		t.Errorf("unfit option: %+v", last)
+	// The 8 × A100 instance is sold whole: the job pays for 8 and runs on
+	// all 8 (it fits one): 8 × 3960.2 (published: (4641 + 3684) / 2 ×
+	// 6.66 / 7) × 0.90 SXM scaling = 28,513 tokens/s; 1e8 / (28,513 × 3600)
+	// = 0.9742 h × 12.0 per hour (8 × 1.5) = 11.69; start-up 0.25 h × 12 = 3.
+	a := got["p4de"]
+	perGPUA := (4641 + 3684) / 2.0 * 6.66 / 7
+	wantA := 1e8 / (8 * perGPUA * 0.9 * 3600)
+	if !a.Fits || a.GPUs != 8 || a.GPUsUsed != 8 || a.RentUnit != pricewatch.RentFixed || a.ThroughputOrigin != rank.OriginPublished ||
+		!near(a.Hours, wantA, 1e-6) || !near(a.ComputeCost, wantA*12, 1e-6) || !near(a.HiddenCosts["startup"], 3, 1e-9) {
+		t.Errorf("8 × A100: %+v (want %.4f h)", a, wantA)
 	}
-	job.IncludeUnfit = false
-	res, _ = snap.Plan(job, nil, normalize.DefaultCatalog())
+	// A 2-GPU bundle cannot hold it and cannot be split or added to.
+	if b := got["2x4090"]; b.Fits || !strings.Contains(b.Reason, "rented only as 2 GPUs") {
+		t.Errorf("2 × 4090 bundle: %+v", b)
+	}
+	// With at most 2 GPUs neither the per-GPU 4090 nor the 8-GPU instance
+	// qualifies; without include_unfit nothing unfit is listed.
+	job = resolve(t, rank.JobSpec{Workload: "full-ft-7b", Tokens: 1e8, MaxGPUs: 2})
+	res, _ = snap.Plan(job, nil, cat)
+	if len(res.Options) != 0 {
+		t.Errorf("max 2 GPUs: %+v", res.Options)
+	}
+	// lora-7b fits one 4090: the per-GPU source rents 1 (1 GPU × 0.4 per
+	// hour), the bundle both of its GPUs (2 × 0.3 = 0.6 per hour, twice the
+	// throughput less the 0.85 scaling).
+	job = resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e8, Card: "RTX-4090"})
+	res, _ = snap.Plan(job, nil, cat)
 	for _, o := range res.Options {
-		if !o.Fits {
-			t.Errorf("unfit option listed without include_unfit: %s", o.Card)
+		want := map[string][2]float64{"4090": {1, 0.4}, "2x4090": {2, 0.6}}[o.Offer]
+		if o.GPUs != int(want[0]) || !near(o.UnitPricePerHour, want[1], 1e-12) ||
+			!near(o.TokensPerSecond, want[0]*800*rank.ScalingEfficiency(pricewatch.InterconnectPCIe, int(want[0])), 1e-9) {
+			t.Errorf("lora-7b on %s: %d GPUs at %.2f/h, %.0f tokens/s", o.Offer, o.GPUs, o.UnitPricePerHour, o.TokensPerSecond)
 		}
 	}
 }
 
-func TestPlan_HiddenCostsPeriodAndPessimism(t *testing.T) {
+// Identical offers (same card, source, mode, region, unit and price) are
+// one option with a count.
+func TestPlan_CollapsesIdenticalOffers(t *testing.T) {
+	var offers []pricewatch.Offer
+	for _, id := range []string{"b1", "b2", "b3"} {
+		offers = append(offers, fixed(off("vast", "vast", id, "RTX-4090", pricewatch.ModeOnDemand, 0.3, "USD"), 1))
+	}
+	offers = append(offers, fixed(off("vast", "vast", "b4", "RTX-4090", pricewatch.ModeOnDemand, 0.31, "USD"), 1))
+	snap := planSnap(t, offers...)
+	res, err := snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7}), nil, normalize.DefaultCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Options) != 2 || res.Options[0].IdenticalOffers != 3 || len(res.Options[0].OtherOffers) != 2 ||
+		res.Options[1].IdenticalOffers != 1 || res.OffersConsidered != 4 || res.Considered != 2 {
+		t.Errorf("options %+v (considered %d of %d offers)", res.Options, res.Considered, res.OffersConsidered)
+	}
+}
+
+func TestPlan_CommitmentsBillWholePeriods(t *testing.T) {
 	spot := off("aws-spot", "aws", "g5", "A100-80GB-SXM", pricewatch.ModeSpot, 1.0, "USD")
 	spot.ReclaimRisk = ">20%"
 	monthly := off("p", "p", "m", "A100-80GB-SXM", pricewatch.ModeMonthly, 1.2, "USD")
 	ondemand := off("p", "p", "o", "A100-80GB-SXM", pricewatch.ModeOnDemand, 2.0, "USD")
-	snap := planSnap(t, spot, monthly, ondemand)
+	yearly := off("p", "p", "y", "A100-80GB-SXM", pricewatch.ModeReserved1Y, 0.9, "USD")
+	snap := planSnap(t, spot, monthly, ondemand, yearly)
 	ck, rs, st, sd, eg := 30.0, 10.0, 100.0, 30.0, 50.0
-	job := resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 36e6, Modes: []string{"ondemand", "spot", "monthly"}, Utilization: 0.6,
-		Hidden: &rank.HiddenSpec{StartupMinutes: zero(), CheckpointMinutes: &ck, RestartMinutes: &rs, StorageGB: &st, StorageDays: &sd, EgressGB: &eg}})
+	hidden := &rank.HiddenSpec{StartupMinutes: zero(), CheckpointMinutes: &ck, RestartMinutes: &rs, StorageGB: &st, StorageDays: &sd, EgressGB: &eg}
+	job := resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 36e6, Modes: []string{"ondemand", "spot", "monthly", "reserved-1y"},
+		Utilization: 0.6, Hidden: hidden})
 	res, err := snap.Plan(job, nil, normalize.DefaultCatalog())
 	if err != nil {
 		t.Fatal(err)
@@ -194,8 +241,8 @@ func TestPlan_HiddenCostsPeriodAndPessimism(t *testing.T) {
 	}
 	// 36M tokens at 2500 tokens/s = 4 h.
 	od := by[pricewatch.ModeOnDemand]
-	if od.Hours != 4 || od.ComputeCost != 8 {
-		t.Errorf("on-demand: %.3f h, %.3f compute", od.Hours, od.ComputeCost)
+	if od.Hours != 4 || od.ComputeCost != 8 || od.BilledHours != 4 {
+		t.Errorf("on-demand: %.3f h, %.3f compute, %.3f billed", od.Hours, od.ComputeCost, od.BilledHours)
 	}
 	// Provider "p" has the fallback defaults: 0.10 USD/GB-month, 0.05 USD/GB.
 	if od.HiddenCosts["storage"] != 10 || od.HiddenCosts["egress"] != 2.5 || od.TotalCost != 20.5 {
@@ -218,23 +265,52 @@ func TestPlan_HiddenCostsPeriodAndPessimism(t *testing.T) {
 	if !near(sp.HiddenCosts["storage"], 8, 1e-9) || !near(sp.HiddenCosts["egress"], 4.5, 1e-9) {
 		t.Errorf("aws hidden %v", sp.HiddenCosts)
 	}
-	// Monthly at 60% use: 1.2 / 0.6 = 2.0 per used hour; on-demand at 2.0,
-	// so on-demand is cheaper below 60% use.
+	// Monthly: a 4 h job bills one whole month, 1.2 × 730 = 876, not
+	// 4 × 1.2 = 4.8. 726 h are left; at 60% other use they are worth
+	// 726 × 0.6 × 1.2 = 522.72, shown but not deducted. The month beats
+	// on-demand (2.0 per hour) when 1.2 / 2.0 = 60% of it is used. Even the
+	// pessimistic 4 / 0.7 + 40 min = 6.4 h fit the one month.
 	mo := by[pricewatch.ModeMonthly]
-	if mo.PricePerGPUHour != 2.0 || mo.Utilization != 0.6 || mo.BreakEvenUtilization == nil || *mo.BreakEvenUtilization != 0.6 {
+	if mo.PeriodsBilled != 1 || mo.PeriodHours != 730 || !near(mo.PeriodPrice, 876, 1e-9) || !near(mo.ComputeCost, 876, 1e-9) ||
+		!near(mo.UnusedHours, 726, 1e-9) || !near(mo.OtherWorkCredit, 522.72, 1e-6) || mo.Utilization != 0.6 ||
+		!near(mo.TotalCost, 888.5, 1e-9) || !near(mo.PessimisticTotalCost, 888.5, 1e-9) ||
+		mo.BreakEvenUtilization == nil || !near(*mo.BreakEvenUtilization, 0.6, 1e-12) || mo.HiddenCosts["startup"] != 0 {
 		t.Errorf("monthly: %+v", mo)
+	}
+	// A 1-year reservation cannot be left after the job: 8760 × 0.9 = 7884.
+	if y := by[pricewatch.ModeReserved1Y]; y.PeriodsBilled != 1 || !near(y.ComputeCost, 7884, 1e-9) || !near(*y.BreakEvenUtilization, 0.45, 1e-12) {
+		t.Errorf("reserved-1y: %+v", y)
+	}
+	// Ranked by what is billed: spot (4 + 12.5 hidden + reclaims), then
+	// on-demand 20.5, the month 888.5, the year 7896.5.
+	var order []pricewatch.Mode
+	for _, o := range res.Options {
+		order = append(order, o.Mode)
+	}
+	if fmt.Sprint(order) != "[spot ondemand monthly reserved-1y]" {
+		t.Errorf("order %v", order)
+	}
+	// 800 h of work (7.2e9 tokens at 2500/s) bills two months: 1752.
+	job = resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 2500 * 3600 * 800, Modes: []string{"monthly"}, Hidden: hidden})
+	res, _ = snap.Plan(job, nil, normalize.DefaultCatalog())
+	if len(res.Options) != 1 || res.Options[0].PeriodsBilled != 2 || !near(res.Options[0].ComputeCost, 1752, 1e-9) ||
+		!near(res.Options[0].UnusedHours, 660, 1e-9) || res.Options[0].OtherWorkCredit != 0 {
+		t.Errorf("800 h on a monthly offer: %+v", res.Options)
 	}
 }
 
 func TestPlan_ServingCapacityAndOwned(t *testing.T) {
-	snap := planSnap(t, off("p", "p", "4090", "RTX-4090", pricewatch.ModeOnDemand, 3, "CNY"))
+	snap := planSnap(t, perGPU(off("p", "p", "4090", "RTX-4090", pricewatch.ModeOnDemand, 3, "CNY"), 1, 2, 3, 4))
 	job := resolve(t, rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 300, HoursPerMonth: 200, Currency: "CNY"})
-	owned := []rank.Owned{{Name: "lab", Card: "RTX-4090", Count: 2, PurchasePrice: 15000, Currency: "CNY", Months: 24, Watts: 450, KWhPrice: 1, Utilization: 0.5}}
+	owned := []rank.Owned{
+		{Name: "lab", Card: "RTX-4090", Count: 2, PurchasePrice: 15000, Currency: "CNY", Months: 24, Watts: 450, KWhPrice: 1, Utilization: 0.5},
+		{Name: "dear", Card: "RTX-4090", Count: 1, PurchasePrice: 150000, Currency: "CNY", Months: 24, Watts: 450, KWhPrice: 1, Utilization: 0.5},
+	}
 	res, err := snap.Plan(job, owned, normalize.DefaultCatalog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Options) != 2 {
+	if len(res.Options) != 3 {
 		t.Fatalf("options %+v", res.Options)
 	}
 	for _, o := range res.Options {
@@ -242,16 +318,65 @@ func TestPlan_ServingCapacityAndOwned(t *testing.T) {
 		if o.Serving == nil || o.Serving.GPUsNeeded != want || !near(o.Serving.MonthlyCost, float64(want)*o.PricePerGPUHour*200, 1e-3) {
 			t.Errorf("%s serving %+v at %.1f tokens/s", o.Source, o.Serving, o.TokensPerSecond)
 		}
-		if o.Source == "owned" {
+		if o.Source != "owned" {
+			continue
+		}
+		// Owned cards pay no start-up, storage or egress.
+		if _, ok := o.HiddenCosts["startup"]; ok || o.HiddenCosts["storage"] != 0 || o.HiddenCosts["egress"] != 0 {
+			t.Errorf("owned %s hidden costs %v", o.Offer, o.HiddenCosts)
+		}
+		switch o.Offer {
+		case "lab":
+			// 15000 / 24 = 625 a month over (3 − 0.45) per rented hour =
+			// 245.1 h, within a 730-hour month.
 			if o.Mode != rank.ModeOwned || math.Round(o.PricePerGPUHour*100)/100 != 2.16 || o.OwnedBreakEvenMonthlyHours == nil ||
-				!near(*o.OwnedBreakEvenMonthlyHours, 625/(3-0.45), 0.05) {
-				t.Errorf("owned: %+v", o)
+				!near(*o.OwnedBreakEvenMonthlyHours, 625/(3-0.45), 0.05) || o.OwnedBreakEven != "" {
+				t.Errorf("owned lab: %+v", o)
+			}
+		case "dear":
+			// 150000 / 24 = 6250 a month / 2.55 = 2451 h: more than a month
+			// has, so owning never pays within the write-off period.
+			if o.OwnedBreakEvenMonthlyHours != nil || o.OwnedBreakEven != "never" {
+				t.Errorf("owned dear: %+v", o)
 			}
 		}
 	}
 	// ceil(300 × 1.2 / 120) = 3: the example on its own.
 	if n := int(math.Ceil(300 * rank.ServingHeadroom / 120)); n != 3 {
 		t.Errorf("headroom rule gives %d", n)
+	}
+}
+
+// A bf16-required job leaves V100 out; otherwise V100 trains in fp16 and
+// the option says so.
+func TestPlan_Precision(t *testing.T) {
+	snap := planSnap(t, off("p", "p", "v100", "V100-32GB-SXM2", pricewatch.ModeOnDemand, 0.5, "USD"),
+		off("p", "p", "a100", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.5, "USD"))
+	res, _ := snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7}), nil, normalize.DefaultCatalog())
+	var v *rank.Option
+	for i := range res.Options {
+		if res.Options[i].Card == "V100-32GB-SXM2" {
+			v = &res.Options[i]
+		}
+	}
+	// 0.30 × 125e12 / (6 × 7e9) = 892.9 tokens/s in fp16.
+	if v == nil || v.Precision != rank.PrecisionFP16 || !strings.Contains(v.PrecisionNote, "no bf16") || !near(v.TokensPerSecond, 0.3*125e12/42e9, 0.01) {
+		t.Errorf("V100 option: %+v", v)
+	}
+	res, _ = snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7, RequireBF16: true}), nil, normalize.DefaultCatalog())
+	if len(res.Options) != 1 || res.Options[0].Card != "A100-80GB-SXM" || res.Options[0].Precision != rank.PrecisionBF16 {
+		t.Errorf("bf16 required: %+v", res.Options)
+	}
+}
+
+// Reference prices are never planned.
+func TestPlan_ReferenceRowsLeftOut(t *testing.T) {
+	ref := off("cny-index", "cny-index", "RTX-4090", "RTX-4090", pricewatch.ModeOnDemand, 0.5, "CNY")
+	ref.Kind, ref.RentUnit, ref.GPUCounts, ref.GPUs = pricewatch.KindReference, "", nil, 0
+	snap := planSnap(t, ref, off("p", "p", "4090", "RTX-4090", pricewatch.ModeOnDemand, 3, "CNY"))
+	res, _ := snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7, IncludeUnfit: true}), nil, normalize.DefaultCatalog())
+	if len(res.Options) != 1 || res.Options[0].Source != "p" {
+		t.Errorf("options %+v", res.Options)
 	}
 }
 
@@ -297,7 +422,12 @@ func TestJobSpec_Resolve(t *testing.T) {
 		{"KVHeadsAboveHeads", rank.JobSpec{Model: &rank.ModelSpec{ParamsB: 7, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 64}, Tokens: 1}, "model.kv_heads"},
 		{"UnknownWorkload", rank.JobSpec{Workload: "x"}, "workload"},
 		{"UnknownMethod", rank.JobSpec{Workload: "lora-7b", Method: "rlhf", Tokens: 1}, "method"},
-		{"UnknownPrecision", rank.JobSpec{Workload: "lora-7b", Precision: "fp4", Tokens: 1}, "precision"},
+		{"UnknownPrecision", rank.JobSpec{Workload: "lora-7b", Precision: "fp2", Tokens: 1}, "precision"},
+		{"FP4Training", rank.JobSpec{Workload: "lora-7b", Precision: "fp4", Tokens: 1}, "precision"},
+		{"EngineForTraining", rank.JobSpec{Workload: "lora-7b", Engine: "vllm", Tokens: 1}, "engine"},
+		{"UnknownEngine", rank.JobSpec{Workload: "serve-7b", Engine: "ollama"}, "engine"},
+		{"RequestRateForTraining", rank.JobSpec{Workload: "lora-7b", RequestRate: 2, Tokens: 1}, "request_rate"},
+		{"NegativeRequestRate", rank.JobSpec{Workload: "serve-7b", RequestRate: -2}, "request_rate"},
 		{"QLoRAOn16Bit", rank.JobSpec{Workload: "lora-7b", Method: "qlora", Precision: "bf16", Tokens: 1}, "precision"},
 		{"UnknownOptimizer", rank.JobSpec{Workload: "full-ft-7b", OptimizerState: "int8", Tokens: 1}, "optimizer_state"},
 		{"TrainingWithoutTokens", rank.JobSpec{Workload: "lora-7b"}, "tokens"},

@@ -30,6 +30,9 @@ type Profile struct {
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	Origin          Origin  `json:"origin"`
 	Note            string  `json:"note,omitempty"`
+	// GPUs is the tensor-parallel group the figure is for when one GPU
+	// cannot hold the model (serving); 0 or 1 means one GPU.
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // SeedProfiles is the default profile of every card of the catalog for every

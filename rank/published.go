@@ -141,9 +141,10 @@ const CategorySeedExample = "seed_example"
 //     full_finetune or pretrain; lora: lora; qlora: qlora), or its category
 //     is inference with workload serve_offline_max for serving, with the
 //     same tokens in and out per request;
-//   - its precision is the workload's: 16-bit (bf16/fp16) for 16-bit
-//     workloads, "bf16 + int4"/"bf16 + nf4" for QLoRA on a 4-bit base, fp8
-//     for fp8 serving; fp8 and fp4 rows never apply to a 16-bit workload;
+//   - its compute precision is the workload's: 16-bit (bf16/fp16) for
+//     16-bit workloads, fp8 for fp8 training or serving, fp4 for fp4
+//     serving, "bf16 + int4"/"bf16 + nf4" for QLoRA on a 4-bit base; fp8
+//     and fp4 rows never apply to a 16-bit workload;
 //   - its parameter count is within ±25% of the workload's;
 //   - it is not a seed_example. Whether the row was used for calibration
 //     does not matter: it is a published measurement all the same.
@@ -193,29 +194,34 @@ func applies(m Measurement, w Workload) bool {
 	}
 	prec := strings.ToLower(m.Precision)
 	sixteen := prec == "bf16" || prec == "fp16"
+	// The row's compute precision must be the job's.
+	var samePrecision bool
+	switch w.computePrecision() {
+	case PrecisionFP8:
+		samePrecision = strings.HasPrefix(prec, "fp8")
+	case PrecisionFP4:
+		samePrecision = prec == "fp4"
+	default:
+		samePrecision = sixteen && w.WeightBytes == 2
+	}
 	switch w.Method {
 	case MethodFull:
-		return m.Category == "training" && (m.Workload == "full_finetune" || m.Workload == "pretrain") &&
-			w.WeightBytes == 2 && sixteen
+		return m.Category == "training" && (m.Workload == "full_finetune" || m.Workload == "pretrain") && samePrecision
 	case MethodLoRA:
-		return m.Category == "training" && m.Workload == "lora" && w.WeightBytes == 2 && sixteen
+		return m.Category == "training" && m.Workload == "lora" && samePrecision
 	case MethodQLoRA:
 		return m.Category == "training" && m.Workload == "qlora" && w.WeightBytes == 0.5 &&
 			(prec == "bf16 + int4" || prec == "bf16 + nf4")
 	case MethodServe:
 		// Serving throughput depends on the KV-cache footprint per token, so
 		// a row applies only to a model with the same KV shape (THROUGHPUT.md:
-		// run the formula for another shape rather than scale by params).
-		if m.Category != "inference" || m.Workload != "serve_offline_max" ||
-			m.ISL != w.InputTokens || m.OSL != w.OutputTokens || !sameKVShape(m, w) {
-			return false
-		}
-		switch w.WeightBytes {
-		case 2:
-			return sixteen
-		case 1:
-			return prec == "fp8"
-		}
+		// run the formula for another shape rather than scale by params),
+		// and only to a saturated engine.
+		return m.Category == "inference" && m.Workload == "serve_offline_max" &&
+			m.ISL == w.InputTokens && m.OSL == w.OutputTokens && sameKVShape(m, w) &&
+			w.RequestRate == 0 && (w.Engine == "" || w.Engine == EngineVLLM || w.Engine == EngineTRT) &&
+			(prec == "fp8" && w.computePrecision() == PrecisionFP8 || prec == "fp4" && w.computePrecision() == PrecisionFP4 ||
+				sixteen && w.computePrecision() == PrecisionBF16 && w.WeightBytes == 2)
 	}
 	return false
 }

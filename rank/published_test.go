@@ -126,12 +126,20 @@ func TestPublished_BuiltinWorkloads(t *testing.T) {
 func TestPublished_Rules(t *testing.T) {
 	m8 := llama31_8B()
 	serve := func(in, out int, wb float64) Workload {
-		return Workload{Name: "serve-8b", Model: m8, Method: MethodServe, WeightBytes: wb, InputTokens: in, OutputTokens: out}
+		prec := PrecisionBF16
+		if wb == 1 {
+			prec = PrecisionFP8
+		}
+		return Workload{Name: "serve-8b", Model: m8, Method: MethodServe, WeightBytes: wb, Precision: prec, InputTokens: in, OutputTokens: out}
 	}
 	train := func(method Method, paramsB, wb float64) Workload {
 		m := Llama7B()
 		m.ParamsB = paramsB
-		return Workload{Name: "train", Model: m, Method: method, WeightBytes: wb, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
+		prec := PrecisionBF16
+		if wb == 0.5 {
+			prec = PrecisionNF4
+		}
+		return Workload{Name: "train", Model: m, Method: method, WeightBytes: wb, Precision: prec, SeqLen: 2048, MicroBatch: 1, Checkpointing: true}
 	}
 	for _, tc := range []struct {
 		name string
@@ -148,7 +156,9 @@ func TestPublished_Rules(t *testing.T) {
 		{"serve_online rows never apply", serve(467, 256, 2), "H100-80GB-SXM", 0},
 		{"decode_batch1 rows never apply", serve(1024, 128, 2), "A100-40GB-SXM", 0},
 		{"mlperf rows never apply", Workload{Name: "s70", Model: Model{ParamsB: 70}, Method: MethodServe,
-			WeightBytes: 1, InputTokens: 300, OutputTokens: 291}, "H100-80GB-SXM", 0},
+			WeightBytes: 1, Precision: PrecisionFP8, InputTokens: 300, OutputTokens: 291}, "H100-80GB-SXM", 0},
+		{"fp8 training matches fp8 rows only", func() Workload { w := train(MethodLoRA, 7, 2); w.Precision = PrecisionFP8; return w }(),
+			"H100-80GB-SXM", 24824 * 6.74 / 7},
 		{"3B LoRA scaled by params", train(MethodLoRA, 3, 2), "A100-80GB-SXM", 8210 * 3.21 / 3},
 		{"3B full: median of two", train(MethodFull, 3, 2), "A100-80GB-SXM", (8998 + 7210) / 2.0 * 3.21 / 3},
 		{"+25% edge: 7.72B row applies to 6.2B", train(MethodLoRA, 6.2, 2), "A100-80GB-SXM", (3151 + 3244) / 2.0 * 7.72 / 6.2},

@@ -74,15 +74,34 @@ type Workload struct {
 	Name, Description string
 	Model             Model
 	Method            Method
-	// WeightBytes is bytes per base weight: 2 for bf16/fp16, 1 for fp8,
-	// 0.5 for a 4-bit base (QLoRA).
+	// WeightBytes is bytes per base weight: 2 for bf16/fp16 (and fp8
+	// training, which keeps 16-bit weights), 1 for fp8 or int8 serving,
+	// FP4BytesPerWeight for fp4 serving, 0.5 for a 4-bit base (QLoRA, int4).
 	WeightBytes float64
+	// Precision is the precision the job asks for: bf16 (the default for
+	// 16-bit weights), fp16, fp8, fp4, or a weight-only quantization (int8,
+	// int4, nf4) that computes in 16 bits. PrecisionOn decides what a card
+	// runs it in.
+	Precision string
+	// RequireBF16 leaves cards without bf16 out instead of running the job
+	// in fp16 mixed precision on them.
+	RequireBF16 bool
+	// Engine is the serving engine (data/engines.csv; "" is vLLM): its
+	// default limit on concurrent sequences and its decode speed.
+	Engine string
+	// RequestRate is the requests per second a serving workload receives;
+	// its throughput is capped at RequestRate × OutputTokens (0: as many as
+	// the engine takes).
+	RequestRate float64
 	// SeqLen and MicroBatch are the training sequence length and the
 	// per-GPU micro-batch (sequences).
 	SeqLen, MicroBatch int
 	// Checkpointing is activation checkpointing (recomputation): less
-	// activation memory, more FLOPs per token.
-	Checkpointing bool
+	// activation memory, more FLOPs per token. SelectiveCheckpointing
+	// recomputes only part of each layer (torchtitan's and Megatron's
+	// selective mode): half the extra FLOPs, the memory of no checkpointing.
+	Checkpointing          bool
+	SelectiveCheckpointing bool
 	// OptimizerBytes is the optimizer state per trained parameter for full
 	// fine-tuning; 0 means OptimizerBytesBF16 (two bf16 AdamW moments).
 	// OptimizerBytesFP32 gives fp32 master weights and moments.
@@ -112,7 +131,45 @@ func (w Workload) maxSequences() float64 {
 	if w.MaxSequences > 0 {
 		return float64(w.MaxSequences)
 	}
-	return DefaultMaxSequences
+	return engineFor(w.Engine).maxSequences
+}
+
+// Compute precisions (Precision.Name) and job precisions.
+const (
+	PrecisionBF16 = "bf16"
+	PrecisionFP16 = "fp16"
+	PrecisionFP8  = "fp8"
+	PrecisionFP4  = "fp4"
+	PrecisionInt8 = "int8"
+	PrecisionInt4 = "int4"
+	PrecisionNF4  = "nf4"
+	// PrecisionQ4KM is llama.cpp's Q4_K_M GGUF quantization (serving).
+	PrecisionQ4KM = "q4_k_m"
+)
+
+// Q4KMBytesPerWeight is Q4_K_M's average: a Llama-3-8B GGUF of 4.92 GB
+// holds 8.03 B parameters (4.9 bits each with the scales and the 6-bit
+// tensors it keeps).
+const Q4KMBytesPerWeight = 0.6125
+
+// FP4BytesPerWeight is FP4 weights with their block scales (THROUGHPUT.md
+// 2.2: ~0.56 bytes per weight).
+const FP4BytesPerWeight = 0.5625
+
+// computePrecision is the tensor precision the job asks for: fp8 or fp4
+// when named, else 16 bits (weight-only quantizations compute in 16 bits).
+func (w Workload) computePrecision() string {
+	switch w.Precision {
+	case PrecisionFP8, PrecisionFP4:
+		return w.Precision
+	}
+	return PrecisionBF16
+}
+
+// weightOnlyQuantized reports a serving model whose weights are stored in
+// fewer bits than it computes in (int8, int4, GGUF k-quants).
+func (w Workload) weightOnlyQuantized() bool {
+	return w.computePrecision() == PrecisionBF16 && w.WeightBytes > 0 && w.WeightBytes < 2
 }
 
 // DefaultMaxSequences is the serving engine's concurrency limit when a
@@ -133,26 +190,26 @@ func BuiltinWorkloads() []Workload {
 		{
 			Name:        "full-ft-7b",
 			Description: "full fine-tune of a 7B model, bf16 weights, gradients and AdamW moments, seq 2048, micro-batch 1, activation checkpointing",
-			Model:       m, Method: MethodFull, WeightBytes: 2,
+			Model:       m, Method: MethodFull, WeightBytes: 2, Precision: PrecisionBF16,
 			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
 			OptimizerBytes: OptimizerBytesBF16,
 		},
 		{
 			Name:        "lora-7b",
 			Description: "LoRA fine-tune of a 7B model on a bf16 base, seq 2048, micro-batch 1, activation checkpointing",
-			Model:       m, Method: MethodLoRA, WeightBytes: 2,
+			Model:       m, Method: MethodLoRA, WeightBytes: 2, Precision: PrecisionBF16,
 			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
 		},
 		{
 			Name:        "qlora-7b",
 			Description: "QLoRA fine-tune of a 7B model on a 4-bit base, seq 2048, micro-batch 1, activation checkpointing",
-			Model:       m, Method: MethodQLoRA, WeightBytes: 0.5,
+			Model:       m, Method: MethodQLoRA, WeightBytes: 0.5, Precision: PrecisionNF4,
 			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
 		},
 		{
 			Name:        "serve-7b",
 			Description: "serving a 7B model (32 KV heads) in bf16, 1024 tokens in / 256 out per request, up to 256 concurrent sequences; cost per million output tokens",
-			Model:       m, Method: MethodServe, WeightBytes: 2,
+			Model:       m, Method: MethodServe, WeightBytes: 2, Precision: PrecisionBF16,
 			InputTokens: 1024, OutputTokens: 256, MaxSequences: DefaultMaxSequences,
 		},
 	}

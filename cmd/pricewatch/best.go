@@ -27,6 +27,8 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	card := fs.String("card", "", "only this card (canonical id, e.g. A100-80GB-SXM)")
 	mode := fs.String("mode", "", "billing modes, comma-separated (default ondemand,spot)")
 	currency := fs.String("currency", "", "currency: USD, CNY or EUR (default: ranking.base_currency)")
+	maxGPUs := fs.String("max-gpus", "", "only offers rentable with at most this many GPUs (1: a single card)")
+	util := fs.String("utilization", "", "committed modes: share of the period used, 0..1 (default 1)")
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/best endpoint answers")
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address (default: config server.addr)")
 	if err := parse(fs, args); err != nil {
@@ -40,7 +42,8 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	q := url.Values{}
-	for k, v := range map[string]string{"workload": *workload, "card": *card, "mode": *mode, "currency": *currency} {
+	for k, v := range map[string]string{"workload": *workload, "card": *card, "mode": *mode, "currency": *currency,
+		"max_gpus": *maxGPUs, "utilization": *util} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -86,17 +89,31 @@ func daemonAddr(db, fallback string) string {
 }
 
 func printBest(w io.Writer, r *httpapi.BestResponse) {
-	fmt.Fprintf(w, "Best %s per card, cost per million tokens in %s (modes %v, ranking of %s)\n\n",
-		r.Workload, r.Currency, r.Modes, r.GeneratedAt.Format(time.RFC3339))
+	scope := fmt.Sprintf("modes %v", r.Modes)
+	if r.MaxGPUs > 0 {
+		scope += fmt.Sprintf(", at most %s", plural(r.MaxGPUs, "GPU"))
+	}
+	if r.Utilization > 0 {
+		scope += fmt.Sprintf(", committed modes at %.0f%% use", r.Utilization*100)
+	}
+	fmt.Fprintf(w, "Best %s per card, cost per million tokens in %s (%s, ranking of %s)\n",
+		r.Workload, r.Currency, scope, r.GeneratedAt.Format(time.RFC3339))
+	fmt.Fprintln(w, "Each offer is priced at its rentable unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs.")
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tCARD\tCOST/MTOK\tPRICE/GPU-H\tTOKENS/S\tORIGIN\tMODE\tSOURCE\tREGION\tOFFER")
+	fmt.Fprintln(tw, "#\tCARD\tCOST/MTOK\tUNIT\tUNIT PRICE/H\tPRICE/GPU-H\tTOKENS/S\tORIGIN\tPRECISION\tMODE\tSOURCE\tREGION\tOFFER\tREFERENCE")
 	for i, e := range r.Cards {
 		region := e.Region
 		if region == "" {
 			region = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%.4f\t%.0f\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, e.CostPerMillionTokens,
-			e.PricePerGPUHour, e.TokensPerSecond, e.ThroughputOrigin, e.Mode, e.Source, region, e.OfferID)
+		ref := "-"
+		if len(e.Reference) > 0 {
+			ref = fmt.Sprintf("%s %s/GPU-h", money(e.Reference[0].PricePerGPUHour), e.Reference[0].Source)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, money(e.CostPerMillionTokens),
+			unitLabel(e.RentUnit, e.GPUs, e.GPUsUsed), money(e.UnitPricePerHour), money(e.PricePerGPUHour), e.TokensPerSecond,
+			e.ThroughputOrigin, e.Precision, e.Mode, e.Source, region, e.OfferID, ref)
 	}
 	tw.Flush()
 	if len(r.Cards) == 0 {

@@ -7,15 +7,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
@@ -30,7 +33,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workload := fs.String("workload", "", "start from a named workload: lora-7b, qlora-7b, full-ft-7b, serve-7b")
 	preset := fs.String("preset", "", "model preset: llama-7b, llama3-8b, qwen2.5-7b, llama-13b, llama3-70b")
 	method := fs.String("method", "", "full, lora, qlora or serve")
-	precision := fs.String("precision", "", "weights: bf16, fp16, fp8, int8, nf4, int4")
+	precision := fs.String("precision", "", "bf16 (default), fp16, fp8 (compute; training keeps 16-bit weights), fp4 (serving), int8, nf4, int4 (weights)")
 	optimizer := fs.String("optimizer-state", "", "optimizer state: bf16 (default) or fp32")
 	tokens := fs.Float64("tokens", 0, "tokens to process (training)")
 	seqLen := fs.Int("seq-len", 0, "sequence length (training)")
@@ -41,7 +44,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	peak := fs.Float64("peak-tps", 0, "peak generated tokens/s to serve (serving capacity)")
 	hoursMonth := fs.Float64("hours-per-month", 0, "serving hours a month (default 730)")
 	modes := fs.String("modes", "", "billing modes, comma-separated (default ondemand,spot)")
-	util := fs.Float64("utilization", 0, "expected utilization of period rentals, 0..1 (default 1)")
+	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
+	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
+	engine := fs.String("engine", "", "serving engine: vllm (default), tensorrt-llm, llama.cpp")
+	rate := fs.Float64("request-rate", 0, "serving: requests per second received (caps throughput at rate × output tokens)")
 	maxGPUs := fs.Int("max-gpus", 0, "largest GPU count (default 8)")
 	currency := fs.String("currency", "", "USD, CNY or EUR")
 	card := fs.String("card", "", "only this card")
@@ -104,6 +110,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["modes"] {
 		spec.Modes = strings.Split(*modes, ",")
+	}
+	if set["require-bf16"] {
+		spec.RequireBF16 = *requireBF16
+	}
+	str("engine", &spec.Engine, *engine)
+	if set["request-rate"] {
+		spec.RequestRate = *rate
 	}
 	if set["include-unfit"] {
 		spec.IncludeUnfit = *unfit
@@ -169,49 +182,63 @@ func readSpec(file string) (rank.JobSpec, error) {
 
 func printPlan(w io.Writer, r *rank.PlanResult) {
 	j := r.Job
-	what := fmt.Sprintf("%s of %s (%.2gB params, %s)", j.Method, j.Model.Name, j.Model.ParamsB, j.Precision)
+	what := fmt.Sprintf("%s of %s (%sB params, %s)", j.Method, j.Model.Name,
+		strconv.FormatFloat(j.Model.ParamsB, 'g', 3, 64), j.Precision)
 	if j.FromWorkload != "" {
 		what = j.FromWorkload + ": " + what
 	}
 	fmt.Fprintf(w, "Plan for %s", what)
 	if j.Tokens > 0 {
-		fmt.Fprintf(w, ", %.4g tokens", j.Tokens)
+		fmt.Fprintf(w, ", %s tokens", tokenCount(j.Tokens))
 	}
 	if j.PeakTokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %g tokens/s peak for %g h/month", j.PeakTokensPerSecond, j.HoursPerMonth)
 	}
+	if j.RequireBF16 {
+		fmt.Fprint(w, ", bf16 required")
+	}
 	fmt.Fprintf(w, "; modes %v; costs in %s\n", j.Modes, r.Currency)
 	m := r.Memory
-	fmt.Fprintf(w, "Memory on one GPU: weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f + KV cache %.1f = %.1f GB (a card holds 80%% of its memory)\n\n",
+	fmt.Fprintf(w, "Memory on one GPU: weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f + KV cache %.1f = %.1f GB (a card holds 80%% of its memory)\n",
 		m.WeightsGB, m.GradientsGB, m.OptimizerGB, m.ActivationsGB, m.KVCacheGB, m.TotalGB)
+	fmt.Fprintln(w, "Each option rents its offer's unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs; identical offers are one row.")
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	serving := j.Method == rank.MethodServe && j.Tokens == 0
 	if serving {
-		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tMODE\tGPUS\tTOK/S\tORIGIN\tPRICE/GPU-H\tCOST/MTOK\tGPUS NEEDED\tMONTHLY\tOFFER")
+		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tCOST/MTOK\tGPUS NEEDED\tMONTHLY\tOFFER")
 	} else {
-		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tMODE\tGPUS\tTOK/S\tORIGIN\tPRICE/GPU-H\tHOURS\tCOMPUTE\tHIDDEN\tTOTAL\tPESSIMISTIC\tCOST/MTOK\tOFFER")
+		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tHOURS\tBILLED\tCOMPUTE\tHIDDEN\tTOTAL\tPESSIMISTIC\tCOST/MTOK\tOFFER")
 	}
 	for i, o := range r.Options {
-		fit := ""
-		if !o.Fits {
-			fit = " (does not fit: " + o.Reason + ")"
+		offer := o.Offer
+		if o.IdenticalOffers > 1 {
+			offer += fmt.Sprintf(" (+%d identical)", o.IdenticalOffers-1)
 		}
+		if !o.Fits {
+			offer += " (does not fit: " + o.Reason + ")"
+		}
+		region := o.Region
+		if region == "" {
+			region = "-"
+		}
+		head := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s", i+1, o.Card, o.Source, region, o.Mode,
+			unitLabel(o.RentUnit, o.GPUs, 0), o.GPUsUsed, memoryLabel(o), o.Precision, o.TokensPerSecond, o.ThroughputOrigin,
+			money(o.PricePerGPUHour), money(o.UnitPricePerHour))
 		if serving {
 			needed, monthly := "-", "-"
 			if o.Serving != nil {
-				needed, monthly = fmt.Sprint(o.Serving.GPUsNeeded), fmt.Sprintf("%.2f", o.Serving.MonthlyCost)
+				needed, monthly = plural(o.Serving.GPUsNeeded, "GPU"), money(o.Serving.MonthlyCost)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.0f\t%s\t%.4f\t%.4f\t%s\t%s\t%s%s\n", i+1, o.Card, o.Source, o.Mode, o.GPUs,
-				o.TokensPerSecond, o.ThroughputOrigin, o.PricePerGPUHour, o.CostPerMillionTokens, needed, monthly, o.Offer, fit)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", head, money(o.CostPerMillionTokens), needed, monthly, offer)
 			continue
 		}
 		hidden := 0.0
 		for _, v := range o.HiddenCosts {
 			hidden += v
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.0f\t%s\t%.4f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f\t%s%s\n", i+1, o.Card, o.Source, o.Mode, o.GPUs,
-			o.TokensPerSecond, o.ThroughputOrigin, o.PricePerGPUHour, o.Hours, o.ComputeCost, hidden, o.TotalCost,
-			o.PessimisticTotalCost, o.CostPerMillionTokens, o.Offer, fit)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", head, money(o.Hours), billedLabel(o), money(o.ComputeCost),
+			money(hidden), money(o.TotalCost), money(o.PessimisticTotalCost), money(o.CostPerMillionTokens), offer)
 	}
 	tw.Flush()
 	if len(r.Options) == 0 {
@@ -221,8 +248,43 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	if r.Considered > len(r.Options) {
 		fmt.Fprintf(w, "\n%d of %d options shown (--limit).\n", len(r.Options), r.Considered)
 	}
-	// Explain the first option's numbers: every part, not only the total.
-	o := r.Options[0]
+	fmt.Fprintln(w, "\nColumns are the JSON fields of --json: rented = gpus (rent_unit), used = gpus_used, memory_per_gpu_gb (memory_total_gb), precision, tokens_per_second,")
+	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
+	fmt.Fprintln(w, "pessimistic_total_cost, cost_per_million_tokens, offer (identical_offers).")
+	explainBest(w, r)
+}
+
+// memoryLabel is the memory per GPU of one copy of the model, with the
+// total when it is sharded: "15.2 GB", "71.0 GB × 8 = 568 GB".
+func memoryLabel(o rank.Option) string {
+	if o.MemoryPerGPUGB == 0 {
+		return "-"
+	}
+	group := 1
+	if o.MemoryPerGPUGB > 0 {
+		group = int(math.Round(o.MemoryTotalGB / o.MemoryPerGPUGB))
+	}
+	if group <= 1 {
+		return fmt.Sprintf("%.1f GB", o.MemoryPerGPUGB)
+	}
+	return fmt.Sprintf("%.1f GB × %d = %.0f GB", o.MemoryPerGPUGB, group, o.MemoryTotalGB)
+}
+
+// billedLabel is what the provider bills: hours, or whole periods.
+func billedLabel(o rank.Option) string {
+	if o.PeriodsBilled > 0 {
+		return fmt.Sprintf("%d × %s h", o.PeriodsBilled, strconv.FormatFloat(o.PeriodHours, 'f', -1, 64))
+	}
+	return money(o.BilledHours) + " h"
+}
+
+// explainBest spells out the first option's numbers: every part, not only
+// the total.
+func explainBest(w io.Writer, r *rank.PlanResult) {
+	j, o := r.Job, r.Options[0]
+	if !o.Fits {
+		return
+	}
 	keys := make([]string, 0, len(o.HiddenCosts))
 	for k := range o.HiddenCosts {
 		keys = append(keys, k)
@@ -230,23 +292,67 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.2f", k, o.HiddenCosts[k]))
+		parts = append(parts, fmt.Sprintf("%s %s", k, money(o.HiddenCosts[k])))
 	}
-	fmt.Fprintf(w, "\nBest: %s × %d on %s (%s, %s): %.0f tokens/s = %d × %.0f (%s) × scaling %.2f",
-		o.Card, o.GPUs, o.Source, o.Offer, o.Mode, o.TokensPerSecond, o.GPUs, o.TokensPerSecondPerGPU, o.ThroughputOrigin, o.ScalingEfficiency)
-	if o.Utilization > 0 {
-		fmt.Fprintf(w, "; period price per used hour at %.0f%% use", o.Utilization*100)
-		if o.BreakEvenUtilization != nil {
-			fmt.Fprintf(w, " (on-demand is cheaper below %.0f%%)", *o.BreakEvenUtilization*100)
-		}
+	region := o.Region
+	if region == "" {
+		region = "no region"
 	}
+	fmt.Fprintf(w, "\nBest: %s on %s (%s, %s, %s): rents %s (%s", o.Card, o.Source, o.Offer, o.Mode, region,
+		plural(o.GPUs, "GPU"), o.RentUnit)
+	if o.RentUnit == pricewatch.RentPerGPU {
+		fmt.Fprintf(w, ", %s allowed", countsLabel(o.GPUCounts))
+	}
+	fmt.Fprintf(w, "), runs on %d", o.GPUsUsed)
+	if o.Replicas > 1 {
+		fmt.Fprintf(w, " as %d copies of the model", o.Replicas)
+	}
+	fmt.Fprintf(w, ": %.0f tokens/s = %d × %.0f (%s) × scaling %.2f; %s", o.TokensPerSecond, o.GPUsUsed,
+		o.TokensPerSecondPerGPU, o.ThroughputOrigin, o.ScalingEfficiency, o.Precision)
+	if o.PrecisionNote != "" {
+		fmt.Fprintf(w, " (%s)", o.PrecisionNote)
+	}
+	fmt.Fprintln(w)
 	if j.Tokens > 0 {
-		fmt.Fprintf(w, "\n  %.2f h × %.4f %s/GPU-h × %d GPUs = %.2f compute; hidden: %s; total %.2f, pessimistic %.2f (30%% slower and one restart)\n",
-			o.Hours, o.PricePerGPUHour, r.Currency, o.GPUs, o.ComputeCost, strings.Join(parts, ", "), o.TotalCost, o.PessimisticTotalCost)
-	} else {
-		fmt.Fprintln(w)
+		if o.PeriodsBilled > 0 {
+			fmt.Fprintf(w, "  %s h of work bills %d × %g h (%s) at %s = %s compute; %s h of the periods unused",
+				money(o.Hours), o.PeriodsBilled, o.PeriodHours, o.Mode, money(o.PeriodPrice), money(o.ComputeCost), money(o.UnusedHours))
+			if o.OtherWorkCredit > 0 {
+				fmt.Fprintf(w, "; at %.0f%% other use they are worth %s (not deducted)", o.Utilization*100, money(o.OtherWorkCredit))
+			}
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, "  %s h × %s %s/h for %s = %s compute\n", money(o.Hours), money(o.UnitPricePerHour), r.Currency,
+				plural(o.GPUs, "GPU"), money(o.ComputeCost))
+		}
+		fmt.Fprintf(w, "  hidden: %s; total %s, pessimistic %s (30%% slower and one restart)\n",
+			strings.Join(parts, ", "), money(o.TotalCost), money(o.PessimisticTotalCost))
 	}
-	if o.OwnedBreakEvenMonthlyHours != nil {
-		fmt.Fprintf(w, "  owning beats the cheapest rental of this card above %.0f used hours a month\n", *o.OwnedBreakEvenMonthlyHours)
+	if o.BreakEvenUtilization != nil {
+		fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s when at least %.0f%% of each period is used\n", o.Card, *o.BreakEvenUtilization*100)
 	}
+	switch {
+	case o.OwnedBreakEvenMonthlyHours != nil:
+		fmt.Fprintf(w, "  owning beats the cheapest hourly rental of this card above %.0f used hours a month\n", *o.OwnedBreakEvenMonthlyHours)
+	case o.OwnedBreakEven == "never":
+		fmt.Fprintln(w, "  owning never beats the cheapest hourly rental of this card within its write-off period")
+	}
+}
+
+// countsLabel writes allowed GPU counts: "1-8", "1, 2, 4, 8".
+func countsLabel(c []int) string {
+	if len(c) == 0 {
+		return "-"
+	}
+	if c[len(c)-1]-c[0] == len(c)-1 {
+		if len(c) == 1 {
+			return strconv.Itoa(c[0])
+		}
+		return fmt.Sprintf("%d-%d", c[0], c[len(c)-1])
+	}
+	s := make([]string, len(c))
+	for i, n := range c {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }

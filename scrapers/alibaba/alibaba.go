@@ -325,11 +325,15 @@ func observations(key string, e entry, url string) ([]pricewatch.Observation, er
 	}
 	size, known := Lookup(itype)
 	if known {
+		// An instance type is rented whole, with its GPUs, in every
+		// billing period.
 		base.GPUName, base.GPUCount = size.Card, size.GPUs
+		base.RentUnit = pricewatch.RentFixed
 	} else {
 		// A GPU type the table does not know: named by the type so that
 		// normalize reports it; its monthly and yearly rows would repeat
-		// the same unknown name, so only pay-as-you-go is kept.
+		// the same unknown name, so only pay-as-you-go is kept. Its GPU
+		// count is unknown, so it states no rent unit.
 		base.GPUName, base.GPUCount = itype, 1
 	}
 	var out []pricewatch.Observation

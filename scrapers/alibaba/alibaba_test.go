@@ -48,6 +48,12 @@ func TestScraper_Fixture(t *testing.T) {
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
+	// Known types are rented whole in every period; the two types the
+	// table does not know have no GPU count, so no rent unit.
+	scrapertest.FixedUnits(t, nr, "alibaba/ecs.ebmgn7ex.32xlarge/cn-wulanchabu/ondemand",
+		"alibaba/ecs.gn7-c12g1.3xlarge/cn-hangzhou/ondemand")
+	scrapertest.Rent(t, nr, "alibaba/ecs.gn6v-c8g1.16xlarge/cn-shanghai/reserved-1y", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "alibaba/ecs.gn7i-c32g1.16xlarge/cn-hangzhou/ondemand", pricewatch.RentFixed, 2)
 	keys := map[string]bool{}
 	for _, o := range nr.Offers {
 		keys[o.Key] = true

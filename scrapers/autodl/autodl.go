@@ -290,7 +290,8 @@ type machine struct {
 	RegionSign string          `json:"region_sign"`
 	GPUName    string          `json:"gpu_name"`
 	GPUNumber  scrapers.Number `json:"gpu_number"`
-	GPUMemory  scrapers.Number `json:"gpu_memory"` // bytes per GPU
+	GPUIdle    scrapers.Number `json:"gpu_idle_num"` // GPUs free now
+	GPUMemory  scrapers.Number `json:"gpu_memory"`   // bytes per GPU
 	Payg       *bool           `json:"payg"`
 	PaygPrice  scrapers.Number `json:"payg_price"` // li per GPU-hour (machine list)
 	SKUs       []struct {
@@ -373,6 +374,17 @@ func ParseSearch(body []byte, chargeType, url string) (Page, error) {
 		if b, ok := m.GPUMemory.Get(); ok && b > 0 {
 			o.GPUMemoryGB = b / (1 << 30)
 		}
+		// An instance rents any number of the machine's free GPUs at the
+		// per-GPU price: 1..gpu_idle_num (a machine without the field:
+		// 1..gpu_number). A full machine has nothing to rent now.
+		free := o.GPUCount
+		if n, ok := m.GPUIdle.Get(); ok && n >= 0 && n == math.Trunc(n) && n <= 1e6 {
+			free = int(n)
+			if o.GPUCount > 0 {
+				free = min(free, o.GPUCount)
+			}
+		}
+		scrapers.PerGPUUpTo(&o, 1, free)
 		p.Observations = append(p.Observations, o)
 	}
 	if p.Machines > 0 && len(p.Observations) == 0 {

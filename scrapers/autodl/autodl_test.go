@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,21 @@ func TestScraper_Fixture(t *testing.T) {
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
+	// Market: per GPU, any count up to the machine's gpu_idle_num; the full
+	// machine (gpu_idle_num 0) has nothing to rent now, so no rent unit.
+	// List prices: per GPU, one GPU (no machine behind them).
+	for key, free := range map[string]int{
+		"autodl/2dd949a4cf/payg/west-B/ondemand":      3, // 8 GPUs, 3 idle
+		"autodl/c47a9e0d12/payg/west-B/ondemand":      2, // 4 GPUs, 2 idle
+		"autodl/1a6f4d8e25/payg/beijing-E/ondemand":   8, // all 8 idle
+		"autodl/b2e7d4a019/monthly/beijing-B/monthly": 2,
+		"autodl/5f0c6e2a91/payg/beijing-B/ondemand":   1,
+		"autodl/list/RTX 4090/-/ondemand":             1,
+		"autodl/list/H20/-/ondemand":                  1,
+	} {
+		scrapertest.Rent(t, nr, key, pricewatch.RentPerGPU, pricewatch.CountsUpTo(free)...)
+	}
+	scrapertest.Rent(t, nr, "autodl/8b3d1f7c40/payg/west-C/ondemand", "")
 	if o := scrapertest.Find(t, nr, "autodl/c47a9e0d12/payg/west-B/ondemand"); o.GPUs != 4 || o.Currency != "CNY" {
 		t.Errorf("4-GPU machine: %+v", o)
 	}
@@ -432,4 +448,22 @@ func FuzzBundle(f *testing.F) {
 		}
 		fuzzCheck(t, obs)
 	})
+}
+
+// A machine without gpu_idle_num rents up to its gpu_number; an idle count
+// above gpu_number is capped at it.
+func TestParseSearch_FreeGPUs(t *testing.T) {
+	body := `{"code":"Success","data":{"list":[
+	 {"machine_id":"a","region_sign":"r","gpu_name":"RTX 4090","gpu_number":4,"payg_price":1980},
+	 {"machine_id":"b","region_sign":"r","gpu_name":"RTX 4090","gpu_number":2,"gpu_idle_num":5,"payg_price":1980}],
+	 "page_index":1,"max_page":1,"result_total":2}}`
+	p, err := autodl.ParseSearch([]byte(body), "payg", "")
+	if err != nil || len(p.Observations) != 2 {
+		t.Fatalf("%+v, %v", p, err)
+	}
+	for i, want := range [][]int{{1, 2, 3, 4}, {1, 2}} {
+		if o := p.Observations[i]; o.RentUnit != pricewatch.RentPerGPU || !slices.Equal(o.GPUCounts, want) {
+			t.Errorf("%s: %q %v, want per_gpu %v", o.OfferID, o.RentUnit, o.GPUCounts, want)
+		}
+	}
 }

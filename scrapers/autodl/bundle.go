@@ -56,10 +56,13 @@ func ParseBundle(js []byte, url string) ([]pricewatch.Observation, error) {
 	}
 	out := make([]pricewatch.Observation, 0, len(entries))
 	for _, e := range entries {
+		// A list price is per GPU; with no machine behind it, the one
+		// rental it surely prices is a single GPU.
 		out = append(out, pricewatch.Observation{
 			Source: "autodl", OfferID: "list/" + e.Name, GPUName: e.Name, GPUMemoryGB: e.MemoryGB,
 			Price: e.Price, Currency: "CNY", Unit: pricewatch.PerHour, PerGPU: true,
 			Mode: pricewatch.ModeOnDemand, URL: url,
+			RentUnit: pricewatch.RentPerGPU, GPUCounts: []int{1},
 		})
 	}
 	return out, nil

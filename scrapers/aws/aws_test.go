@@ -34,6 +34,11 @@ type priceCase struct {
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "aws")
 	nr, g := scrapertest.CheckFixture(t, "aws", res)
+	// Every instance type is rented whole, with the GPU column's count.
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "aws/p5.48xlarge/us-east-1/ondemand", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "aws/g5g.16xlarge/us-west-2/ondemand", pricewatch.RentFixed, 2)
+	scrapertest.Rent(t, nr, "aws/g4dn.xlarge/eu-central-1/reserved-1y", pricewatch.RentFixed, 1)
 	if g.Offers != 54 || g.ByMode["ondemand"] != 35 || g.ByMode["reserved-1y"] != 19 || len(g.ByMode) != 2 {
 		t.Errorf("offers %d by mode %v, want 54 = 35 ondemand + 19 reserved-1y", g.Offers, g.ByMode)
 	}
@@ -89,6 +94,8 @@ func TestScraper_Fixture(t *testing.T) {
 func TestScraperChina_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "aws-china")
 	nr, g := scrapertest.CheckFixture(t, "aws-china", res)
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "aws-china/g4dn.12xlarge/cn-north-1/reserved-3y", pricewatch.RentFixed, 4)
 	if g.Offers != 32 || g.ByMode["ondemand"] != 15 || g.ByMode["reserved-1y"] != 14 || g.ByMode["reserved-3y"] != 3 {
 		t.Errorf("offers %d by mode %v, want 32 = 15 ondemand + 14 reserved-1y + 3 reserved-3y", g.Offers, g.ByMode)
 	}

@@ -143,5 +143,7 @@ func (m *matcher) observation(instanceType string, gpus int, md pricewatch.Mode,
 		GPUName: g.Name, GPUCount: gpus, GPUMemoryGB: g.MemoryGB,
 		Price: p, Currency: strings.ToUpper(currency), Unit: pricewatch.PerHour, PerGPU: false,
 		Mode: md, URL: m.f.URL,
+		// An instance type is rented whole, with the GPU count its row states.
+		RentUnit: pricewatch.RentFixed,
 	}, true
 }

@@ -208,7 +208,9 @@ func observation(typ string, gpuBlock bool) (pricewatch.Observation, bool) {
 		Unit: pricewatch.PerHour, Mode: pricewatch.ModeSpot, URL: PageURL,
 	}
 	if g, ok := Lookup(typ); ok {
+		// A spot instance is rented whole, with its size's GPUs.
 		o.GPUName, o.GPUCount, o.GPUMemoryGB = g.Name, g.Count, g.MemoryGB
+		o.RentUnit = pricewatch.RentFixed
 		return o, true
 	}
 	if !gpuBlock {
@@ -216,8 +218,8 @@ func observation(typ string, gpuBlock bool) (pricewatch.Observation, bool) {
 	}
 	// A GPU-block type the table does not know: kept under its own name so
 	// that normalize reports it and someone extends the table. Its count is
-	// unknown; 1 keeps the price per instance, and no card means it is
-	// never ranked.
+	// unknown; 1 keeps the price per instance, and no card (and no rent
+	// unit: the count is not known) means it is never ranked.
 	o.GPUName, o.GPUCount = typ, 1
 	return o, true
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -116,6 +117,21 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("unknown report misses %q: %v", name, nr.Unknown)
 		}
 	}
+	// A spot instance is rented whole; the sizes the table does not know
+	// (g6f, gr6f, g7, g7e) have no GPU count and so no rent unit.
+	var unmapped []string
+	for _, o := range nr.Offers {
+		if fam, _, _ := strings.Cut(o.OfferID, "."); slices.Contains([]string{"g6f", "gr6f", "g7", "g7e"}, fam) {
+			unmapped = append(unmapped, o.Key)
+		}
+	}
+	if len(unmapped) != 17 {
+		t.Errorf("%d offers of unmapped sizes, want 17", len(unmapped))
+	}
+	scrapertest.FixedUnits(t, nr, unmapped...)
+	scrapertest.Rent(t, nr, "aws-spot/p5.48xlarge/us-east-1/spot", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "aws-spot/g4ad.16xlarge/us-east-1/spot", pricewatch.RentFixed, 4)
+	scrapertest.Rent(t, nr, "aws-spot/g6f.large/us-east-1/spot", "")
 	// g5g.xlarge: T4G, 1 GPU; g4ad.16xlarge: 4 Radeon Pro V520.
 	if o := scrapertest.Find(t, nr, "aws-spot/g4ad.16xlarge/us-east-1/spot"); o.GPUs != 4 || math.Abs(o.PricePerGPUHour-0.35845) > 1e-9 {
 		t.Errorf("g4ad.16xlarge: %d GPUs at %v, want 4 at 0.35845", o.GPUs, o.PricePerGPUHour)

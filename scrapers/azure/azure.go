@@ -277,13 +277,17 @@ func observation(it item, billingCurrency string) (pricewatch.Observation, bool)
 	size, known := Lookup(sku)
 	switch {
 	case known:
+		// A VM size is rented whole: its GPUs (a fractional size: one
+		// share of one GPU, count 1 with its fraction).
 		o.GPUName, o.GPUCount, o.GPUFraction = size.Card, size.GPUs, size.Fraction
+		o.RentUnit = pricewatch.RentFixed
 	case strings.HasPrefix(sku, "Standard_N") && mode == pricewatch.ModeOnDemand:
 		// An N-family size the table does not know: keep it, named by the
 		// size, so normalize reports it as unknown and someone extends the
 		// table. Only the Linux on-demand row is kept; its Spot and
 		// reservation rows would repeat the same unknown name up to five
-		// times per region.
+		// times per region. Its GPU count is unknown, so it states no
+		// rent unit either.
 		o.GPUName, o.GPUCount = sku, 1
 	default:
 		return pricewatch.Observation{}, false

@@ -77,6 +77,12 @@ func TestScraper_Fixture(t *testing.T) {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
 
+	// A VM size is rented whole; the fractional NV6ads is one share of one
+	// A10; the size the table does not know has no count, so no unit.
+	scrapertest.FixedUnits(t, nr, "azure/Standard_ND96isrf_H100_v5/eastus/ondemand")
+	scrapertest.Rent(t, nr, isrEast+"reserved-3y", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "azure/Standard_NC80adis_H100_v5/eastus/ondemand", pricewatch.RentFixed, 2)
+	scrapertest.Rent(t, nr, "azure/Standard_NV6ads_A10_v5/eastus/ondemand", pricewatch.RentFixed, 1)
 	nv6 := scrapertest.Find(t, nr, "azure/Standard_NV6ads_A10_v5/eastus/ondemand")
 	if !nv6.Shared || nv6.GPUs != 1 || nv6.GPUFraction < 0.166 || nv6.GPUFraction > 0.167 {
 		t.Errorf("NV6ads A10 v5: gpus %d fraction %v shared %v, want 1, 1/6, shared", nv6.GPUs, nv6.GPUFraction, nv6.Shared)

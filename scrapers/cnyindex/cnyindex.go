@@ -4,6 +4,9 @@
 // (about 26 Chinese and foreign platforms; foreign prices already converted
 // to CNY by the publisher), with 30-day statistics.
 //
+// Every row is a price index entry, so every observation is a reference
+// (pricewatch.KindReference): shown beside the offers, never ranked.
+//
 // Table (reference SOURCES.md, Chinese platforms, "rentgpu index", and
 // samples/rentgpu-cny-price-index-excerpt.csv): gpu, price_cny_per_hour,
 // platform, min_30d, max_30d, avg_30d, change_30d_pct, sellers_today. Each
@@ -198,10 +201,12 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			continue // one index row per GPU and platform; the first wins
 		}
 		seen[id] = true
+		// An index row is the cheapest price some platform quotes for the
+		// card today: a reference price, not a machine one can rent.
 		o := pricewatch.Observation{
 			Source: Name, Provider: provider, OfferID: id,
 			GPUName: gpu, Price: price, Currency: "CNY", Unit: pricewatch.PerHour,
-			PerGPU: true, Mode: pricewatch.ModeOnDemand, URL: url,
+			PerGPU: true, Mode: pricewatch.ModeOnDemand, URL: url, Kind: pricewatch.KindReference,
 		}
 		if m := memRe.FindStringSubmatch(gpu); m != nil {
 			o.GPUMemoryGB, _ = strconv.ParseFloat(m[1], 64)

@@ -17,6 +17,12 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, cnyindex.Name)
 	nr, g := scrapertest.CheckFixture(t, cnyindex.Name, res)
+	// Every row is an index entry: a reference price with no rent terms.
+	for _, o := range nr.Offers {
+		if !o.Reference() || o.RentUnit != "" || len(o.GPUCounts) != 0 {
+			t.Errorf("%s: kind %s rent unit %q counts %v, want a reference", o.Key, o.Kind, o.RentUnit, o.GPUCounts)
+		}
+	}
 	if len(res.Observations) != 20 || g.ByMode["ondemand"] != 20 || len(g.ByMode) != 1 {
 		t.Errorf("%d observations, by mode %v; want the 20 rows of the excerpt, on-demand", len(res.Observations), g.ByMode)
 	}

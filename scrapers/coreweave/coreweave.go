@@ -255,6 +255,8 @@ func (p *parser) result() ([]pricewatch.Observation, error) {
 				GPUName: r.name, GPUCount: r.gpus, GPUMemoryGB: r.vramGB,
 				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: false,
 				Mode: mode, URL: p.url,
+				// An instance is rented whole, with its GPU Count cell.
+				RentUnit: pricewatch.RentFixed,
 			})
 		}
 		add(pricewatch.ModeOnDemand, r.ondemand)

@@ -17,6 +17,10 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "coreweave")
 	nr, g := scrapertest.CheckFixture(t, "coreweave", res)
+	// An instance is rented whole, with its GPU Count.
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "coreweave/hgx-h100/-/spot", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "coreweave/gh200/-/ondemand", pricewatch.RentFixed, 1)
 	// 4 priced products (GB300 is "Contact sales"), each once although the
 	// page repeats every block; spot on H100 and RTX PRO 6000 only.
 	if len(res.Observations) != 6 || g.ByMode["ondemand"] != 4 || g.ByMode["spot"] != 2 {

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -362,6 +363,17 @@ func observations(s sku) (obs []pricewatch.Observation, noRegion bool) {
 	if len(regions) == 0 {
 		return nil, true
 	}
+	base := pricewatch.Observation{
+		Source: Name, Provider: "gcp", OfferID: s.SkuID,
+		GPUName: d.GPU, GPUCount: 1, GPUMemoryGB: d.MemoryGB,
+		Price: price, Currency: cur, Unit: pricewatch.PerHour, PerGPU: true,
+		Mode: mode, URL: PageURL,
+	}
+	// Per GPU, in the counts a VM may have of the model (counts.go); a GPU
+	// the table does not know keeps one GPU and no rent unit.
+	if counts, ok := GPUCounts(d.GPU, mode); ok {
+		base.RentUnit, base.GPUCounts, base.GPUCount = pricewatch.RentPerGPU, counts, counts[len(counts)-1]
+	}
 	seen := map[string]bool{}
 	for _, r := range regions {
 		r = strings.TrimSpace(r)
@@ -369,12 +381,9 @@ func observations(s sku) (obs []pricewatch.Observation, noRegion bool) {
 			continue
 		}
 		seen[r] = true
-		obs = append(obs, pricewatch.Observation{
-			Source: Name, Provider: "gcp", OfferID: s.SkuID, Region: r,
-			GPUName: d.GPU, GPUCount: 1, GPUMemoryGB: d.MemoryGB,
-			Price: price, Currency: cur, Unit: pricewatch.PerHour, PerGPU: true,
-			Mode: mode, URL: PageURL,
-		})
+		o := base
+		o.Region, o.GPUCounts = r, slices.Clone(base.GPUCounts) // never the table's own slice
+		obs = append(obs, o)
 	}
 	return obs, len(obs) == 0
 }

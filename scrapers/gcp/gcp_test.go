@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,9 +88,33 @@ func TestScraper_Fixture(t *testing.T) {
 	for _, o := range nr.Offers {
 		keys[o.Key] = true
 		skus[o.OfferID] = true
-		if o.GPUs != 1 || o.Currency != "USD" || o.Provider != "gcp" || strings.Contains(o.URL, "secret") {
-			t.Errorf("%s: gpus %d currency %s provider %s url %s", o.Key, o.GPUs, o.Currency, o.Provider, o.URL)
+		if o.Currency != "USD" || o.Provider != "gcp" || strings.Contains(o.URL, "secret") {
+			t.Errorf("%s: currency %s provider %s url %s", o.Key, o.Currency, o.Provider, o.URL)
 		}
+		// Per GPU in the counts a VM may have; GPUs is the largest.
+		if o.RentUnit != pricewatch.RentPerGPU || len(o.GPUCounts) == 0 || o.GPUs != o.GPUCounts[len(o.GPUCounts)-1] {
+			t.Errorf("%s: rent unit %q counts %v gpus %d, want per_gpu up to gpus", o.Key, o.RentUnit, o.GPUCounts, o.GPUs)
+		}
+	}
+	for _, c := range []struct {
+		sku, region string
+		mode        pricewatch.Mode
+		counts      []int
+	}{
+		{"88B8-C3ED-03F0", "us-east1", pricewatch.ModeOnDemand, []int{1, 2, 4}},         // T4 on N1
+		{"1A25-07A3-AB6D", "us-east1", pricewatch.ModeSpot, []int{1, 2, 4}},             // T4 spot
+		{"7929-334B-6348", "us-central1", pricewatch.ModeOnDemand, []int{1, 2, 4}},      // P100 (no card)
+		{"DC0B-9926-40C5", "us-central1", pricewatch.ModeOnDemand, []int{1, 2, 4, 8}},   // V100 on N1
+		{"039F-D0DA-4055", "us-west1", pricewatch.ModeOnDemand, []int{1, 2, 4, 8, 16}},  // A2 Standard
+		{"7F71-B589-3331", "us-central1", pricewatch.ModeReserved3Y, []int{1, 2, 4, 8}}, // A2 Ultra
+		{"A88A-5A60-E821", "us-west1", pricewatch.ModeOnDemand, []int{1, 2, 4, 8}},      // G2
+		{"D4E2-451A-15B9", "us-central1", pricewatch.ModeOnDemand, []int{8}},            // A3 High on demand: 8 only
+		{"302A-B1A1-06DD", "us-west1", pricewatch.ModeReserved1Y, []int{8}},             // A3 High committed: 8 only
+		{"7CFD-81D6-E49C", "us-east1", pricewatch.ModeOnDemand, []int{8}},               // A3 Mega ("Plus")
+		{"46CF-72FB-88FD", "us-east4", pricewatch.ModeSpot, []int{8}},                   // A3 Mega spot
+		{"455B-5067-C961", "us-central1", pricewatch.ModeOnDemand, []int{8}},            // A3 Ultra (H200)
+	} {
+		scrapertest.Rent(t, nr, pricewatch.OfferKey(gcp.Name, c.sku, c.region, c.mode), pricewatch.RentPerGPU, c.counts...)
 	}
 	// A multi-regional SKU gives one offer per service region.
 	for _, r := range []string{"us-central1", "us-east1", "us-west1"} {
@@ -418,4 +443,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A3 High's 1-, 2- and 4-GPU machine types are Spot (or Flex-start) only:
+// the H100 80GB SKU's counts depend on the usage type. A GPU the table does
+// not know has none.
+func TestGPUCounts(t *testing.T) {
+	for _, c := range []struct {
+		gpu  string
+		mode pricewatch.Mode
+		want []int
+	}{
+		{"Nvidia H100 80GB", pricewatch.ModeSpot, []int{1, 2, 4, 8}},
+		{"Nvidia H100 80GB", pricewatch.ModeOnDemand, []int{8}},
+		{"Nvidia H100 80GB", pricewatch.ModeReserved3Y, []int{8}},
+		{"Nvidia  Tesla  V100", pricewatch.ModeSpot, []int{1, 2, 4, 8}},
+		{"H100 Mega 80GB", pricewatch.ModeOnDemand, []int{8}},
+		{"Nvidia Tesla A100", pricewatch.ModeSpot, []int{1, 2, 4, 8, 16}},
+		{"Nvidia RTX PRO 6000", pricewatch.ModeOnDemand, nil},
+	} {
+		got, ok := gcp.GPUCounts(c.gpu, c.mode)
+		if !slices.Equal(got, c.want) || ok != (c.want != nil) {
+			t.Errorf("GPUCounts(%q, %s) = %v, %v; want %v", c.gpu, c.mode, got, ok, c.want)
+		}
+	}
 }

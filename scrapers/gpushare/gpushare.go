@@ -171,6 +171,7 @@ type machine struct {
 	MachineName string          `json:"machineName"`
 	IsOnline    *bool           `json:"isOnline"`
 	GPUNum      scrapers.Number `json:"gpuNum"`
+	GPUUsed     scrapers.Number `json:"gpuUsed"` // of gpuNum, rented now
 	BaseInfo    *struct {
 		GPUName string `json:"gpuName"`
 	} `json:"baseInfo"`
@@ -241,6 +242,10 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 			if n, ok := m.GPUNum.Get(); ok && n > 0 && n == math.Trunc(n) && n < 1e6 {
 				o.GPUCount = int(n)
 			}
+			// The store rents any number of the machine's free cards
+			// (gpuNum − gpuUsed) at the card price; a full machine has
+			// nothing to rent now, one without a count at least one card.
+			scrapers.PerGPUUpTo(&o, 1, freeGPUs(m, o.GPUCount))
 			p.Observations = append(p.Observations, o)
 		}
 	}
@@ -248,6 +253,20 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 		return p, fmt.Errorf("%w: %d online machines listed, none with a gpuName and a payg price", scrapers.ErrNothingParsed, online)
 	}
 	return p, nil
+}
+
+// freeGPUs is how many of a machine's gpus cards are free now: gpus −
+// gpuUsed; gpus when gpuUsed is absent; 1 (the card the SKU prices) when
+// the machine states no count.
+func freeGPUs(m machine, gpus int) int {
+	if gpus == 0 {
+		return 1
+	}
+	used, ok := m.GPUUsed.Get()
+	if !ok || used < 0 || used != math.Trunc(used) {
+		return gpus
+	}
+	return max(gpus-int(min(used, float64(gpus))), 0)
 }
 
 // Parse parses one page at the default scale; it reports a page without

@@ -18,6 +18,12 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "gpushare")
 	nr, _ := scrapertest.CheckFixture(t, "gpushare", res)
+	// Per card, any number of the machine's free cards (gpuNum − gpuUsed);
+	// 1002 has all 4 cards rented: nothing to rent now, no rent unit.
+	scrapertest.Rent(t, nr, "gpushare/1001/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
+	scrapertest.Rent(t, nr, "gpushare/1004/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3, 4, 5, 6)
+	scrapertest.Rent(t, nr, "gpushare/1005/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
+	scrapertest.Rent(t, nr, "gpushare/1002/payg/-/ondemand", "")
 	// The payg price is per card: not divided by gpuNum.
 	for _, c := range []struct {
 		key, card string

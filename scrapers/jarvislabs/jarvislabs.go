@@ -80,6 +80,21 @@ type serverMeta struct {
 	SpotPrice    scrapers.Number `json:"spot_price"`
 	VRAM         scrapers.Number `json:"vram"`
 	NumGPUs      scrapers.Number `json:"num_gpus"`
+	// GPUs free now: for on-demand instances (effective_… where given)
+	// and for spot ones.
+	EffectiveFree scrapers.Number `json:"effective_num_free_devices"`
+	Free          scrapers.Number `json:"num_free_devices"`
+	SpotFree      scrapers.Number `json:"spot_num_free_devices"`
+}
+
+// freeCount is the first of the counts that is a whole number ≥ 0, or -1.
+func freeCount(counts ...scrapers.Number) int {
+	for _, c := range counts {
+		if c.Valid && c.Value >= 0 && c.Value == math.Trunc(c.Value) && c.Value <= 1e6 {
+			return int(c.Value)
+		}
+	}
+	return -1
 }
 
 type response struct {
@@ -90,7 +105,9 @@ type response struct {
 // Parse turns a server_meta answer into observations: per GPU type and
 // region, on demand from price_per_hour and spot from spot_price, per
 // GPU-hour; GPUCount is num_gpus, the most GPUs one instance takes (1 when
-// absent); GPU memory is vram. Container and VM rows of one GPU type and
+// absent), and one instance takes any count up to it that is free now
+// (effective_num_free_devices, else num_free_devices; for spot
+// spot_num_free_devices); GPU memory is vram. Container and VM rows of one GPU type and
 // region are one offer (see the package comment).
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
@@ -125,7 +142,11 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 		for _, p := range []struct {
 			mode  pricewatch.Mode
 			price scrapers.Number
-		}{{pricewatch.ModeOnDemand, m.PricePerHour}, {pricewatch.ModeSpot, m.SpotPrice}} {
+			free  int
+		}{
+			{pricewatch.ModeOnDemand, m.PricePerHour, freeCount(m.EffectiveFree, m.Free)},
+			{pricewatch.ModeSpot, m.SpotPrice, freeCount(m.SpotFree, m.EffectiveFree, m.Free)},
+		} {
 			if !p.price.Valid || !(p.price.Value > 0) {
 				continue
 			}
@@ -134,6 +155,14 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				GPUCount: count, GPUMemoryGB: mem, Price: p.price.Value, Currency: "USD",
 				Unit: pricewatch.PerHour, PerGPU: true, Mode: p.mode, URL: url,
 			}
+			// An instance takes 1 up to num_gpus GPUs, no more than are
+			// free now (gpuhunt's supported counts); none free: nothing
+			// to rent now. Without a free count, up to num_gpus.
+			most := count
+			if p.free >= 0 {
+				most = min(p.free, count)
+			}
+			scrapers.PerGPUUpTo(&o, 1, most)
 			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
 			if i, dup := at[k]; dup {
 				// Another workload type of the same GPUs: keep the cheaper,

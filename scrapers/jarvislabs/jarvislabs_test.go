@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,13 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "jarvislabs")
 	nr, g := scrapertest.CheckFixture(t, "jarvislabs", res)
+	// Per GPU, up to num_gpus and no more than are free now: L4 has 8 per
+	// instance, 3 free on demand and 2 for spot; the H100 row has no
+	// num_gpus (1) and 25 free.
+	scrapertest.Rent(t, nr, "jarvislabs/L4/india-noida-01/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
+	scrapertest.Rent(t, nr, "jarvislabs/L4/india-noida-01/spot", pricewatch.RentPerGPU, 1, 2)
+	scrapertest.Rent(t, nr, "jarvislabs/A100-80GB/india-noida-01/ondemand", pricewatch.RentPerGPU, 1)
+	scrapertest.Rent(t, nr, "jarvislabs/H100/europe-01/ondemand", pricewatch.RentPerGPU, 1)
 	for _, c := range []struct {
 		key, card string
 		mode      pricewatch.Mode
@@ -153,4 +161,21 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// No GPU free: nothing to rent now (no rent unit); no free count given:
+// any count up to num_gpus.
+func TestParse_FreeDevices(t *testing.T) {
+	obs, err := jarvislabs.Parse([]byte(`{"server_meta":[
+	 {"gpu_type":"A6000","region":"india-01","price_per_hour":0.79,"num_gpus":"4","num_free_devices":0,"effective_num_free_devices":0},
+	 {"gpu_type":"A5000","region":"india-01","price_per_hour":0.49,"num_gpus":"2"}]}`), "")
+	if err != nil || len(obs) != 2 {
+		t.Fatalf("%+v, %v", obs, err)
+	}
+	if obs[0].RentUnit != "" || len(obs[0].GPUCounts) != 0 {
+		t.Errorf("full A6000: %q %v, want no rent unit", obs[0].RentUnit, obs[0].GPUCounts)
+	}
+	if obs[1].RentUnit != pricewatch.RentPerGPU || !slices.Equal(obs[1].GPUCounts, []int{1, 2}) {
+		t.Errorf("A5000: %q %v, want per_gpu [1 2]", obs[1].RentUnit, obs[1].GPUCounts)
+	}
 }

@@ -1,5 +1,7 @@
 // Package lambda scrapes Lambda's public pricing page: the on-demand table
 // with one <tr data-plan="…"> per instance shape, priced in USD per GPU-hour.
+// The page states no GPU count; each shape is sold whole, with the count of
+// the shape table (shapes.go).
 //
 // Only real <tr> elements are read. The page also carries an escaped copy
 // of the table inside a <script> string, which an HTML parser sees as script
@@ -160,12 +162,18 @@ func (p *parser) row(tr *goquery.Selection) {
 	if v := vramRe.FindStringSubmatch(cells["VRAM/GPU"]); v != nil {
 		memGB, _ = strconv.ParseFloat(v[1], 64)
 	}
-	p.obs = append(p.obs, pricewatch.Observation{
+	o := pricewatch.Observation{
 		Source: "lambda", OfferID: plan + "/" + strconv.Itoa(vcpus) + "vcpu",
 		GPUName: plan, GPUCount: 0, GPUMemoryGB: memGB,
 		Price: usd, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
 		Mode: pricewatch.ModeOnDemand, URL: p.url,
-	})
+	}
+	// The shape is rented whole; its GPU count comes from the shape table
+	// (shapes.go). An unknown shape states no count and no rent unit.
+	if n, ok := GPUs(plan, vcpus); ok {
+		o.GPUCount, o.RentUnit = n, pricewatch.RentFixed
+	}
+	p.obs = append(p.obs, o)
 }
 
 func (p *parser) result() ([]pricewatch.Observation, error) {

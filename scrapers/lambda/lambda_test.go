@@ -1,8 +1,11 @@
 package lambda_test
 
 import (
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,9 +46,21 @@ func TestScraper_Fixture(t *testing.T) {
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 	}
+	// Every shape is rented whole, with the shape table's GPU count.
+	scrapertest.FixedUnits(t, nr)
+	for key, n := range map[string]int{
+		"lambda/NVIDIA A100 SXM/240vcpu/-/ondemand":       8,
+		"lambda/NVIDIA H100 SXM/26vcpu/-/ondemand":        1,
+		"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand":       2,
+		"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand":       4,
+		"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand":      8,
+		"lambda/NVIDIA Quadro RTX 6000/14vcpu/-/ondemand": 1,
+	} {
+		scrapertest.Rent(t, nr, key, pricewatch.RentFixed, n)
+	}
 	for _, o := range nr.Offers {
-		if o.GPUs != 0 || o.Region != "" || o.Currency != "USD" || o.Mode != pricewatch.ModeOnDemand {
-			t.Errorf("%s: gpus %d region %q currency %s mode %s", o.Key, o.GPUs, o.Region, o.Currency, o.Mode)
+		if o.Region != "" || o.Currency != "USD" || o.Mode != pricewatch.ModeOnDemand {
+			t.Errorf("%s: region %q currency %s mode %s", o.Key, o.Region, o.Currency, o.Mode)
 		}
 		if strings.Contains(o.GPUName, "B200") {
 			t.Errorf("%s comes from the script copy", o.Key)
@@ -93,14 +108,67 @@ func TestParse_Cells(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(obs) != 2 || obs[0].OfferID != "NVIDIA H100 SXM/26vcpu" || obs[0].Price != 2.99 ||
-		obs[0].GPUMemoryGB != 80 || obs[0].GPUCount != 0 || !obs[0].PerGPU || obs[1].Price != 1049.5 {
+		obs[0].GPUMemoryGB != 80 || !obs[0].PerGPU || obs[1].Price != 1049.5 {
 		t.Errorf("observations %+v", obs)
+	}
+	// The 26-vCPU H100 shape is one GPU, sold whole; no table entry says
+	// how many GPUs the 64-vCPU GH200 row has: no count, no rent unit.
+	if obs[0].GPUCount != 1 || obs[0].RentUnit != pricewatch.RentFixed || obs[1].GPUCount != 0 || obs[1].RentUnit != "" {
+		t.Errorf("rent terms: %d %q, %d %q; want 1 fixed, 0 none", obs[0].GPUCount, obs[0].RentUnit, obs[1].GPUCount, obs[1].RentUnit)
 	}
 	// Without a Plan cell, the data-plan attribute names the plan.
 	obs, err = lambda.Parse([]byte(page(`<tr data-plan="NVIDIA A10"><td data-label="vCPUs">30</td>`+
 		`<td data-label="PRICE/GPU/HR">$1.29</td></tr>`)), "")
 	if err != nil || len(obs) != 1 || obs[0].GPUName != "NVIDIA A10" || obs[0].OfferID != "NVIDIA A10/30vcpu" {
 		t.Errorf("data-plan fallback: %+v, %v", obs, err)
+	}
+}
+
+// The shape table is the real SkyPilot Lambda catalog: every GPU row of the
+// catalog (fixtures/skypilot/lambda-vms.csv, the same real excerpt) has its
+// count in the table under its model and vCPUs, and every table entry is
+// such a row.
+func TestShapes_Catalog(t *testing.T) {
+	b, err := fs.ReadFile(fixtures.FS(), "skypilot/lambda-vms.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	table := lambda.Shapes()
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		accel := r[col["AcceleratorName"]]
+		if accel == "" {
+			continue // CPU instance
+		}
+		model, _, _ := strings.Cut(accel, "-") // A100-80GB: the A100 model
+		vcpus, _ := strconv.ParseFloat(r[col["vCPUs"]], 64)
+		count, _ := strconv.ParseFloat(r[col["AcceleratorCount"]], 64)
+		k := model + "/" + strconv.Itoa(int(vcpus))
+		seen[k] = true
+		if got, ok := table[k]; !ok || got != int(count) {
+			t.Errorf("%s (%s): table has %d, %v; the catalog says %g GPUs", r[col["InstanceType"]], k, got, ok, count)
+		}
+	}
+	for k := range table {
+		if !seen[k] {
+			t.Errorf("table entry %s is not a catalog row", k)
+		}
+	}
+	for plan, want := range map[string]string{
+		"NVIDIA H100 SXM": "H100", "NVIDIA RTX A6000": "A6000", "NVIDIA Tesla V100": "V100",
+		"NVIDIA Quadro RTX 6000": "RTX6000", "NVIDIA GH200": "GH200", "NVIDIA A100 SXM": "A100", "CPU only": "",
+	} {
+		if got := lambda.Model(plan); got != want {
+			t.Errorf("Model(%q) = %q, want %q", plan, got, want)
+		}
 	}
 }
 

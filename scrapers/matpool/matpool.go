@@ -265,10 +265,15 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 		if !(price > 0) || math.IsInf(price, 0) {
 			continue
 		}
+		// The price is for one rental unit (the hardware: n GPUs), rented
+		// whole. The web console can rent several units at once
+		// (hardware_qty), but how many one rental may take is not
+		// readable: gpu/unit "available" are often 0 on rentable machines
+		// (reference SOURCES.md), so only the single unit is stated.
 		o := pricewatch.Observation{
 			Source: "matpool", OfferID: string(m.AgentID), GPUName: strings.TrimSpace(m.Hardware.GPU.GPUName),
 			GPUCount: n, Price: price, Currency: "CNY", Unit: pricewatch.PerHour, PerGPU: false,
-			Mode: pricewatch.ModeOnDemand, URL: url,
+			Mode: pricewatch.ModeOnDemand, URL: url, RentUnit: pricewatch.RentFixed,
 		}
 		if m.Domain != "" {
 			o.Region = "domain-" + string(m.Domain)

@@ -18,6 +18,10 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "matpool")
 	nr, _ := scrapertest.CheckFixture(t, "matpool", res)
+	// One rental unit (gpuIds: one GPU here) rented whole, whatever the
+	// unreliable availability counts say (3012 lists 0 available).
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "matpool/3012/domain-11/ondemand", pricewatch.RentFixed, 1)
 	// priceMillicent / 100000 = CNY per hour of a one-GPU unit.
 	for _, c := range []struct {
 		key, card string

@@ -86,7 +86,10 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	return scrapers.Result{Observations: obs}, err
 }
 
-// Parse turns a gpuTypes answer into observations.
+// Parse turns a gpuTypes answer into observations. Every price is per GPU
+// and a pod of the type takes any GPU count from 1 to maxGpuCount (the
+// counts gpuhunt and SkyPilot's catalog fetcher enumerate), so each offer is
+// rented per GPU with GPUCount maxGpuCount.
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 	var r response
 	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
@@ -116,6 +119,9 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				GPUCount: g.MaxGpuCount, GPUMemoryGB: g.MemoryInGb,
 				Price: *price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
 				Mode: mode, URL: url,
+				// A pod takes any count from 1 to maxGpuCount of the type
+				// at the per-GPU price (no GPUCounts: 1..GPUCount).
+				RentUnit: pricewatch.RentPerGPU,
 			})
 		}
 		add("secure", pricewatch.ModeOnDemand, g.SecureCloud, g.SecurePrice)

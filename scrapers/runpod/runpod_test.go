@@ -34,11 +34,28 @@ func TestScraper_Fixture(t *testing.T) {
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
+	// Rented per GPU, any count from 1 to the type's maxGpuCount, in every
+	// tier and mode.
+	for _, c := range []struct {
+		key  string
+		most int
+	}{
+		{"runpod/NVIDIA A40/secure/-/ondemand", 10},
+		{"runpod/NVIDIA RTX A4000/community/-/spot", 12},
+		{"runpod/AMD Instinct MI300X OAM/secure/-/reserved-6m", 8},
+		{"runpod/Tesla V100-SXM2-32GB/community/-/ondemand", 4},
+		{"runpod/NVIDIA GeForce RTX 4080/community/-/ondemand", 2},
+	} {
+		scrapertest.Rent(t, nr, c.key, pricewatch.RentPerGPU, pricewatch.CountsUpTo(c.most)...)
+	}
 	keys := map[string]bool{}
 	for _, o := range nr.Offers {
 		keys[o.Key] = true
 		if o.PricePerGPUHour <= 0 {
 			t.Errorf("%s: non-positive price", o.Key)
+		}
+		if o.RentUnit != pricewatch.RentPerGPU || len(o.GPUCounts) != o.GPUs || o.RentUnitGPUs != 1 {
+			t.Errorf("%s: rent %s counts %v for %d GPUs, want per_gpu 1..%d", o.Key, o.RentUnit, o.GPUCounts, o.GPUs, o.GPUs)
 		}
 	}
 	for _, absent := range []string{

@@ -15,7 +15,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +125,7 @@ func SameAsScrape(t *testing.T, name, file string, parse func([]byte) ([]pricewa
 	for i := range obs {
 		a, b := obs[i], res.Observations[i]
 		a.URL, b.URL = "", ""
-		if a != b {
+		if !reflect.DeepEqual(a, b) {
 			t.Errorf("row %d: Parse %+v, Scrape %+v", i, a, b)
 		}
 	}
@@ -170,6 +173,12 @@ type GoldenOffer struct {
 	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
 	Currency        string   `json:"currency"`
 	Reliability     *float64 `json:"reliability,omitempty"`
+	// Kind is set for reference rows only ("reference"); RentUnit and
+	// GPUCounts are the normalized rent terms, the counts written compactly
+	// (CountsText).
+	Kind      string `json:"kind,omitempty"`
+	RentUnit  string `json:"rent_unit,omitempty"`
+	GPUCounts string `json:"gpu_counts,omitempty"`
 }
 
 // Normalize runs the default catalog over a result.
@@ -185,11 +194,27 @@ func Normalize(name string, res scrapers.Result) (normalize.Result, Golden) {
 		g.List = append(g.List, GoldenOffer{
 			Key: o.Key, Card: o.Card, GPUName: o.GPUName, GPUs: o.GPUs, Shared: o.Shared,
 			Mode: string(o.Mode), PricePerGPUHour: round6(o.PricePerGPUHour), Currency: o.Currency,
-			Reliability: o.Reliability,
+			Reliability: o.Reliability, RentUnit: string(o.RentUnit), GPUCounts: CountsText(o.GPUCounts),
 		})
+		if o.Reference() {
+			g.List[len(g.List)-1].Kind = string(o.Kind)
+		}
 	}
 	sort.Slice(g.List, func(i, j int) bool { return g.List[i].Key < g.List[j].Key })
 	return nr, g
+}
+
+// CountsText writes GPU counts compactly: "1..8" for every count from 1 to
+// 8, else the counts joined by commas ("8", "1,2,4"); "" for none.
+func CountsText(counts []int) string {
+	if n := len(counts); n > 1 && slices.Equal(counts, pricewatch.CountsUpTo(n)) {
+		return "1.." + strconv.Itoa(n)
+	}
+	s := make([]string, len(counts))
+	for i, c := range counts {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
@@ -241,5 +266,37 @@ func Price(t testing.TB, nr normalize.Result, key, card string, mode pricewatch.
 	o := Find(t, nr, key)
 	if math.Abs(o.PricePerGPUHour-want) > 1e-6 || o.Card != card || o.Mode != mode {
 		t.Errorf("%s: got %s %s %.6f/GPU-h, want %s %s %.6f", key, o.Card, o.Mode, o.PricePerGPUHour, card, mode, want)
+	}
+}
+
+// Rent asserts an offer's rent unit and GPU counts (none for an offer whose
+// unit is not stated).
+func Rent(t testing.TB, nr normalize.Result, key string, unit pricewatch.RentUnit, counts ...int) {
+	t.Helper()
+	o := Find(t, nr, key)
+	if o.RentUnit != unit || !slices.Equal(o.GPUCounts, counts) {
+		t.Errorf("%s: rent unit %q counts %v, want %q %v", key, o.RentUnit, o.GPUCounts, unit, counts)
+	}
+}
+
+// FixedUnits asserts that every offer of nr that is not a reference is one
+// fixed unit of its GPUs (rent unit fixed, counts [GPUs]), except the offers
+// keyed unknown, which must state no rent unit (a size whose GPU count the
+// source does not say).
+func FixedUnits(t testing.TB, nr normalize.Result, unknown ...string) {
+	t.Helper()
+	for _, o := range nr.Offers {
+		if o.Reference() {
+			continue
+		}
+		if slices.Contains(unknown, o.Key) {
+			if o.RentUnit != "" || len(o.GPUCounts) > 0 {
+				t.Errorf("%s: rent unit %q counts %v, want none (GPU count unknown)", o.Key, o.RentUnit, o.GPUCounts)
+			}
+			continue
+		}
+		if o.RentUnit != pricewatch.RentFixed || !slices.Equal(o.GPUCounts, []int{o.GPUs}) {
+			t.Errorf("%s: rent unit %q counts %v, want fixed [%d]", o.Key, o.RentUnit, o.GPUCounts, o.GPUs)
+		}
 	}
 }

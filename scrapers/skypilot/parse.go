@@ -26,6 +26,13 @@ var required = []string{"InstanceType", "AcceleratorName", "AcceleratorCount", "
 // gpu_total_ram there); every other catalog states it per GPU.
 var memoryIsTotal = map[string]bool{"vast": true}
 
+// aggregated lists the catalogs whose rows are not offers but aggregates
+// over many offers: SkyPilot's Vast fetcher (fetch_vast.py) groups the
+// marketplace's offers by GPU count, model, vCPUs and RAM and writes the
+// group's median price (ceil(n/2)-th lowest) and highest min_bid, which no
+// single machine need ask. Such rows are reference prices.
+var aggregated = map[string]bool{"vast": true}
+
 // Parse turns one cloud's vms.csv into observations in the catalog's own
 // terms: per instance-hour prices for AcceleratorCount GPUs, in currency.
 //
@@ -131,6 +138,13 @@ func row(cloud, currency, url string, get func(string) string) []candidate {
 		Source: "skypilot", Provider: cloud, OfferID: cloud + "/" + id,
 		GPUName: name, GPUCount: gpus, GPUMemoryGB: mem, GPUFraction: fraction,
 		Currency: currency, Unit: pricewatch.PerHour, URL: url,
+	}
+	if aggregated[cloud] {
+		base.Kind = pricewatch.KindReference
+	} else {
+		// A row is one instance type (or one attachable GPU count), rented
+		// whole with its AcceleratorCount GPUs.
+		base.RentUnit = pricewatch.RentFixed
 	}
 	region := strings.Trim(get("Region"), " ,")
 	zone := get("AvailabilityZone")

@@ -20,6 +20,26 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "skypilot")
 	nr, g := scrapertest.CheckFixture(t, "skypilot", res)
+	// Instance rows are rented whole; Vast's rows are medians over many
+	// marketplace offers (fetch_vast.py): reference prices, no rent unit.
+	var vastRows []string
+	for _, o := range nr.Offers {
+		if o.Provider == "vast" {
+			vastRows = append(vastRows, o.Key)
+			if !o.Reference() || o.RentUnit != "" || len(o.GPUCounts) != 0 {
+				t.Errorf("%s: kind %s rent unit %q counts %v, want a reference without unit", o.Key, o.Kind, o.RentUnit, o.GPUCounts)
+			}
+		} else if o.Reference() {
+			t.Errorf("%s: a %s instance row is not a reference", o.Key, o.Provider)
+		}
+	}
+	if len(vastRows) != 67 {
+		t.Errorf("%d Vast rows, want 67", len(vastRows))
+	}
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "skypilot/lambda/gpu_8x_v100_n/us-east-1/ondemand", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "skypilot/hyperstack/n3-RTX-A4000x10/NORWAY-1/ondemand", pricewatch.RentFixed, 10)
+	scrapertest.Rent(t, nr, "skypilot/runpod/2x_A100-80GB_SECURE/CZ/spot", pricewatch.RentFixed, 2)
 
 	for _, c := range []struct {
 		key, card string

@@ -211,6 +211,9 @@ func Parse(body []byte, url string, typ Typical) ([]pricewatch.Observation, erro
 				GPUName: name, GPUCount: int(n), GPUMemoryGB: mem,
 				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
 				Mode: pricewatch.ModeOnDemand, URL: url,
+				// A machine takes any count of the GPUs up to GPUCount,
+				// each with its typical share (no GPUCounts: 1..GPUCount).
+				RentUnit: pricewatch.RentPerGPU,
 			})
 		}
 	}

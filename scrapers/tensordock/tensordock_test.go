@@ -3,6 +3,7 @@ package tensordock_test
 import (
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,15 @@ const (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "tensordock")
 	nr, g := scrapertest.CheckFixture(t, "tensordock", res)
+	// Per GPU, any count up to the GPUs the host can still give out with
+	// their typical vCPUs, RAM and disk (gpuhunt tried every count 1..amount).
+	for _, o := range nr.Offers {
+		if o.RentUnit != pricewatch.RentPerGPU || !slices.Equal(o.GPUCounts, pricewatch.CountsUpTo(o.GPUs)) {
+			t.Errorf("%s: rent unit %q counts %v, want per_gpu 1..%d", o.Key, o.RentUnit, o.GPUCounts, o.GPUs)
+		}
+	}
+	scrapertest.Rent(t, nr, "tensordock/"+l40Host+"/l40-pcie-48gb/United States/Texas/Dallas/ondemand",
+		pricewatch.RentPerGPU, 1, 2, 3, 4, 5, 6, 7, 8)
 	// GPU price + 8 vCPU × cpu + 32 GB × ram + 100 GB × storage; every host
 	// of the fixture prices vCPU 0.003, RAM 0.002/GB, disk 0.00005/GB, so
 	// the extras are 0.024 + 0.064 + 0.005 = 0.093 per GPU-hour.

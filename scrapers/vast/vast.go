@@ -131,6 +131,9 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				GPUName: o.GPUName, GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
 				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: false,
 				Mode: mode, Reliability: o.Reliability, URL: url,
+				// An offer is rented whole: all num_gpus GPUs (gpu_frac is
+				// the offer's share of the host, not a fraction of a GPU).
+				RentUnit: pricewatch.RentFixed,
 			})
 		}
 		add(pricewatch.ModeOnDemand, o.DPHTotal)

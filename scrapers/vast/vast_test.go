@@ -55,6 +55,11 @@ func TestScraper_Fixture(t *testing.T) {
 	if o.GPUs != 8 || o.Reliability == nil || *o.Reliability != 0.9758131 || o.Currency != "USD" {
 		t.Errorf("13511053: gpus %d reliability %v currency %s, want 8, 0.9758131, USD", o.GPUs, o.Reliability, o.Currency)
 	}
+	// An offer is one fixed bundle of its num_gpus GPUs.
+	scrapertest.Rent(t, nr, "vast/13511053/Washington, US/ondemand", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "vast/13047907/Czechia, CZ/spot", pricewatch.RentFixed, 2)
+	scrapertest.Rent(t, nr, "vast/13489095/South Korea, KR/ondemand", pricewatch.RentFixed, 1)
+	scrapertest.FixedUnits(t, nr)
 	for _, o := range nr.Offers {
 		if o.PricePerGPUHour <= 0 || o.GPUs <= 0 || o.Reliability == nil {
 			t.Errorf("%s: price %v gpus %d reliability %v", o.Key, o.PricePerGPUHour, o.GPUs, o.Reliability)

@@ -275,6 +275,8 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				Source: "verda", OfferID: it.InstanceType, GPUName: name,
 				GPUCount: count, GPUMemoryGB: mem, Price: p.price.v, Currency: cur,
 				Unit: pricewatch.PerHour, Mode: p.mode, URL: url,
+				// An instance type is rented whole, with its number_of_gpus.
+				RentUnit: pricewatch.RentFixed,
 			})
 		}
 	}

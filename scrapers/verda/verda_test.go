@@ -22,6 +22,10 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "verda")
 	nr, _ := scrapertest.CheckFixture(t, "verda", res)
+	// An instance type is rented whole, with its number_of_gpus.
+	scrapertest.FixedUnits(t, nr)
+	scrapertest.Rent(t, nr, "verda/4B300.120V/-/spot", pricewatch.RentFixed, 4)
+	scrapertest.Rent(t, nr, "verda/1V100.6V/-/ondemand", pricewatch.RentFixed, 1)
 	for _, c := range []struct {
 		key, card string
 		mode      pricewatch.Mode

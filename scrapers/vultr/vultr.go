@@ -290,10 +290,13 @@ func observations(p plan, url string) []pricewatch.Observation {
 	}
 	name, count, frac, memGB, known := gpus(p)
 	if known {
+		// A plan is rented whole: its GPUs, or one share of one GPU
+		// (count 1 with its fraction) for a fractional plan.
 		o.GPUName, o.GPUCount, o.GPUFraction, o.GPUMemoryGB = name, count, frac, memGB
+		o.RentUnit = pricewatch.RentFixed
 	} else {
 		// Model or count unknown: kept under the plan id with one GPU so
-		// normalize reports it as unknown; never ranked.
+		// normalize reports it as unknown; no rent unit; never ranked.
 		o.GPUName, o.GPUCount = id, 1
 	}
 	var out []pricewatch.Observation

@@ -19,6 +19,11 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "vultr")
 	nr, g := scrapertest.CheckFixture(t, "vultr", res)
+	// A plan is rented whole; a fractional plan is one share of one GPU;
+	// the MI325X plan (model unknown to the table) has no unit.
+	scrapertest.FixedUnits(t, nr, "vultr/vcg-mi325x-252c-2872g-1536vram/-/ondemand")
+	scrapertest.Rent(t, nr, "vultr/vcg-l40s-64c-750g-192vram/-/ondemand", pricewatch.RentFixed, 4)
+	scrapertest.Rent(t, nr, "vultr/vcg-a16-2c-8g-2vram/-/ondemand", pricewatch.RentFixed, 1)
 	// 14 plans on two pages; the one without a location is skipped.
 	if len(res.Observations) != 13 || g.ByMode["ondemand"] != 13 || len(g.ByMode) != 1 {
 		t.Errorf("%d observations, by mode %v; want 13 ondemand from both pages", len(res.Observations), g.ByMode)
