@@ -27,6 +27,12 @@ func newHarness(t testing.TB, round bool) *harness {
 	if round {
 		env.Round(t)
 	}
+	return newHarnessOn(t, env)
+}
+
+// newHarnessOn serves the API over a pipeline already built.
+func newHarnessOn(t testing.TB, env *pipelinetest.Env) *harness {
+	t.Helper()
 	srv, err := httpapi.New(env.Pipeline, env.Registry, env.Registry, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -264,7 +264,9 @@ type Option struct {
 	// use for other work and OtherWorkCredit their value at the period's
 	// own price: shown beside the total, never taken off it.
 	// BreakEvenUtilization is the share of a period above which the
-	// commitment costs less than the cheapest on-demand offer of the card.
+	// commitment costs less than the cheapest on-demand offer of the card
+	// (one renting as many GPUs where there is one): the two prices per
+	// GPU-hour divided.
 	PeriodHours          float64  `json:"period_hours,omitempty"`
 	PeriodsBilled        int      `json:"periods_billed,omitempty"`
 	PeriodPrice          float64  `json:"period_price,omitempty"`
@@ -311,7 +313,10 @@ type PlanResult struct {
 func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanResult, error) {
 	res := &PlanResult{Job: job, Memory: MemoryPerGPU(job.Workload, 1), Currency: job.Currency, GeneratedAt: s.GeneratedAt}
 	conv := func(v float64, from string) (float64, error) { return s.Rates.Convert(v, from, job.Currency) }
-	onDemand := map[string]float64{} // card → cheapest on-demand price per GPU-hour that can hold the job
+	// Cheapest on-demand price per GPU-hour that can hold the job, per card
+	// and per card and GPUs rented: a commitment is compared with renting
+	// the same GPUs on demand where some offer rents that many.
+	onDemand := map[string]float64{}
 	var opts []Option
 	for _, o := range s.Offers {
 		card, why := s.eligible(o, cat)
@@ -324,8 +329,10 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		}
 		rental, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
 		if o.Mode == pricewatch.ModeOnDemand && why == "" {
-			if c, ok := onDemand[o.Card]; !ok || price < c {
-				onDemand[o.Card] = price
+			for _, k := range []string{o.Card, fmt.Sprintf("%s/%d", o.Card, rental.GPUs)} {
+				if c, ok := onDemand[k]; !ok || price < c {
+					onDemand[k] = price
+				}
 			}
 		}
 		if !slices.Contains(job.Modes, o.Mode) {
@@ -338,7 +345,14 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	}
 	for i := range opts {
 		o := &opts[i]
-		if od, ok := onDemand[o.Card]; ok && od > 0 && o.Mode.Committed() {
+		if !o.Mode.Committed() || !o.Fits {
+			continue
+		}
+		od, ok := onDemand[fmt.Sprintf("%s/%d", o.Card, o.GPUs)]
+		if !ok {
+			od, ok = onDemand[o.Card]
+		}
+		if ok && od > 0 {
 			u := o.PricePerGPUHour / od
 			o.BreakEvenUtilization = &u
 		}

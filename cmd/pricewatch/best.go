@@ -109,7 +109,7 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 		}
 		ref := "-"
 		if len(e.Reference) > 0 {
-			ref = fmt.Sprintf("%s %s/GPU-h", money(e.Reference[0].PricePerGPUHour), e.Reference[0].Source)
+			ref = fmt.Sprintf("%s/GPU-h (%s)", money(e.Reference[0].PricePerGPUHour), e.Reference[0].Source)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, money(e.CostPerMillionTokens),
 			unitLabel(e.RentUnit, e.GPUs, e.GPUsUsed), money(e.UnitPricePerHour), money(e.PricePerGPUHour), e.TokensPerSecond,

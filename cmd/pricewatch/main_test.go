@@ -469,3 +469,47 @@ func TestPlan_EndToEnd(t *testing.T) {
 		t.Errorf("unknown spec field: %v", err)
 	}
 }
+
+// A plan a person can read, over the plan fixtures (httpapi/testdata/plans):
+// the rentable unit and region in every row, "1 GPU" not "1 GPUs", the
+// token count as 15M, no non-zero cost printed as 0.00, and the JSON at
+// full precision under the same names.
+func TestPlan_ReadableTable(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "plans.db")
+	var out, errOut bytes.Buffer
+	if err := Run(t.Context(), []string{"scrape", "--fixtures", "../../httpapi/testdata/plans", "--db", db}, &out, &errOut); err != nil {
+		t.Fatalf("scrape: %v %s", err, errOut.String())
+	}
+	args := []string{"plan", "--db", db, "--workload", "lora-7b", "--tokens", "15e6", "--card", "H100-80GB-SXM", "--modes", "ondemand"}
+	out.Reset()
+	if err := Run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("plan: %v %s", err, errOut.String())
+	}
+	table := out.String()
+	for _, want := range []string{"15M tokens", "REGION", "Oregon, US", "Texas, US", "1 GPU fixed", "1 GPU per-GPU", "8 GPUs fixed",
+		"2.6 GB × 8 = 21 GB", "rents 1 GPU (fixed), runs on 1"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	for _, bad := range []string{"1 GPUs", "1.5e+07", " 0.00 "} {
+		if strings.Contains(table, bad) {
+			t.Errorf("table has %q:\n%s", bad, table)
+		}
+	}
+	out.Reset()
+	if err := Run(t.Context(), append(args, "--json"), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var res rank.PlanResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Options) != 3 {
+		t.Fatalf("json: %v %s", err, out.String())
+	}
+	// The 8-GPU bundle at full precision: 15e6 / (8 × 9419.05 × 0.9 × 3600)
+	// h × 20.00 + 0.25 h × 20.00 of start-up.
+	o := res.Options[2]
+	want := 15e6/(8*(0.40*989e12/(6*7e9))*0.9*3600)*20 + 5
+	if o.Offer != "90000008" || o.GPUs != 8 || math.Abs(o.TotalCost-want) > 1e-9 {
+		t.Errorf("8-GPU option %s: %d GPUs, total %.12f, want %.12f", o.Offer, o.GPUs, o.TotalCost, want)
+	}
+}

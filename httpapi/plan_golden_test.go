@@ -1,0 +1,221 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/rank"
+)
+
+// Golden plans over testdata/plans (see its PROVENANCE.md), scraped by the
+// real vast, runpod, cny-index and ecb scrapers from a loopback server.
+// Throughput is the estimate (no measured or published row applies):
+//
+//	lora-7b on H100-80GB-SXM: 0.40 × 989e12 / (6 × 7e9)  = 9419.05 tokens/s per GPU
+//	full-ft-7b on RTX-4090:   0.45 × 165.2e12 / (8 × 7e9) = 1327.5
+//	lora-7b on RTX-4090:      0.45 × 165.2e12 / (6 × 7e9) = 1770.0
+//	lora-7b on V100-32GB-SXM2 (fp16, no bf16): 0.30 × 125e12 / (6 × 7e9) = 892.86
+//
+// Start-up is the default 15 minutes on every GPU rented; no storage or
+// egress is asked for.
+
+const (
+	h100Lora  = 0.40 * 989e12 / (6 * 7e9)
+	r4090Full = 0.45 * 165.2e12 / (8 * 7e9)
+	r4090Lora = 0.45 * 165.2e12 / (6 * 7e9)
+	v100Lora  = 0.30 * 125e12 / (6 * 7e9)
+)
+
+func planEnv(t *testing.T) *harness {
+	t.Helper()
+	h := fixtures.Handler(os.DirFS("testdata/plans"))
+	env := pipelinetest.New(t, h, func(c *config.Config) {
+		for name, s := range c.Sources {
+			s.Settings.Enabled = slices.Contains([]string{"vast", "runpod", "cny-index", "ecb"}, name)
+			c.Sources[name] = s
+		}
+		c.Owned = []rank.Owned{
+			{Name: "lab", Card: "RTX-4090", Count: 2, PurchasePrice: 15000, Currency: "CNY", Months: 24, Watts: 450, KWhPrice: 1, Utilization: 0.5},
+			{Name: "dear", Card: "RTX-4090", Count: 1, PurchasePrice: 150000, Currency: "CNY", Months: 24, Watts: 450, KWhPrice: 1, Utilization: 0.5},
+		}
+	})
+	for _, s := range env.Round(t) {
+		if s.Err != nil {
+			t.Fatalf("%s: %v", s.Source, s.Err)
+		}
+	}
+	return newHarnessOn(t, env)
+}
+
+func postPlan(t *testing.T, h *harness, spec string) rank.PlanResult {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/plan", bytes.NewBufferString(spec)))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s: %d %s", spec, rec.Code, rec.Body)
+	}
+	var res rank.PlanResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func optionBy(res rank.PlanResult, offer string) *rank.Option {
+	for i := range res.Options {
+		if res.Options[i].Offer == offer {
+			return &res.Options[i]
+		}
+	}
+	return nil
+}
+
+func close(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+func TestGoldenPlan_FixedUnitsAndPerGPU(t *testing.T) {
+	h := planEnv(t)
+	res := postPlan(t, h, `{"workload": "lora-7b", "tokens": 15e6, "card": "H100-80GB-SXM", "modes": ["ondemand"]}`)
+	// The 8-GPU Vast instance bills 8 GPUs: it runs the job on all 8 at
+	// 0.90 SXM scaling: 8 × 9419.05 × 0.9 = 67,817 tokens/s;
+	// 15e6 / (67,817 × 3600) = 0.06144 h × 20.00 per hour = 1.2288;
+	// start-up 0.25 h × 20.00 = 5.00; total 6.2288. Pessimistic:
+	// 1.2288 / 0.7 + 40 min × 20.00 + 5.00 = 20.089.
+	o := optionBy(res, "90000008")
+	hours8 := 15e6 / (8 * h100Lora * 0.9 * 3600)
+	if o == nil || o.GPUs != 8 || o.GPUsUsed != 8 || o.RentUnit != pricewatch.RentFixed || !close(o.UnitPricePerHour, 20) ||
+		!close(o.Hours, hours8) || !close(o.ComputeCost, hours8*20) || !close(o.HiddenCosts["startup"], 5) ||
+		!close(o.TotalCost, hours8*20+5) || !close(o.PessimisticTotalCost, hours8*20/0.7+40.0/60*20+5) {
+		t.Errorf("8 × H100 on vast: %+v", o)
+	}
+	// One GPU: 15e6 / (9419.05 × 3600) = 0.44236 h. Vast 1 × 2.60:
+	// 1.1502 + 0.65 start-up = 1.8002. RunPod per GPU at 3.00 rents one:
+	// 1.3271 + 0.75 = 2.0771.
+	hours1 := 15e6 / (h100Lora * 3600)
+	for offer, price := range map[string]float64{"90000001": 2.6, "NVIDIA H100 80GB HBM3/secure": 3.0} {
+		o := optionBy(res, offer)
+		if o == nil || o.GPUs != 1 || !close(o.Hours, hours1) || !close(o.TotalCost, hours1*price+0.25*price) {
+			t.Errorf("%s: %+v", offer, o)
+		}
+	}
+	if len(res.Options) != 3 || res.Options[0].Offer != "90000001" || res.Options[2].Offer != "90000008" {
+		t.Errorf("order: %+v", res.Options)
+	}
+	// A per-GPU source bills exactly the GPUs used: full-ft-7b on 24 GB
+	// cards needs 4 (56.8 GB of state: 3 × 19.2 GB usable is too little).
+	// RunPod community 0.40: 4 × 1327.5 × 0.70 PCIe = 3717 tokens/s;
+	// 1e8 / (3717 × 3600) = 7.4732 h × 1.60 per hour = 11.957; start-up
+	// 0.25 × 1.60 = 0.40; total 12.357. The 2-GPU Vast bundle cannot hold
+	// it and cannot be added to.
+	res = postPlan(t, h, `{"workload": "full-ft-7b", "tokens": 1e8, "card": "RTX-4090", "modes": ["ondemand"]}`)
+	o = optionBy(res, "NVIDIA GeForce RTX 4090/community")
+	hours4 := 1e8 / (4 * r4090Full * 0.7 * 3600)
+	if o == nil || o.GPUs != 4 || o.GPUsUsed != 4 || o.RentUnit != pricewatch.RentPerGPU || !close(o.ComputeCost, hours4*1.6) ||
+		!close(o.TotalCost, hours4*1.6+0.4) || !close(o.MemoryTotalGB, 4*o.MemoryPerGPUGB) {
+		t.Errorf("full-ft-7b on runpod 4090: %+v", o)
+	}
+	if optionBy(res, "90000002") != nil || len(res.Options) != 2 {
+		t.Errorf("options: %+v", res.Options)
+	}
+}
+
+func TestGoldenPlan_MonthlyBillsWholeMonths(t *testing.T) {
+	h := planEnv(t)
+	// 88e6 tokens at 9419.05 tokens/s: 2.5952 h of work, 2.8452 h billed
+	// with start-up: one month of 730 h at 2.00 = 1460, 727.15 h unused.
+	// The cheapest on-demand H100 renting one GPU is Vast's 2.60: the month
+	// beats it when 2.00 / 2.60 = 76.9% of it is used.
+	res := postPlan(t, h, `{"workload": "lora-7b", "tokens": 88e6, "card": "H100-80GB-SXM", "modes": ["monthly"], "utilization": 0.5}`)
+	if len(res.Options) != 1 {
+		t.Fatalf("options: %+v", res.Options)
+	}
+	o := res.Options[0]
+	work := 88e6 / (h100Lora * 3600)
+	if o.Mode != pricewatch.ModeMonthly || o.PeriodsBilled != 1 || !close(o.ComputeCost, 1460) || !close(o.TotalCost, 1460) ||
+		!close(o.UnusedHours, 730-work-0.25) || o.BreakEvenUtilization == nil || !close(*o.BreakEvenUtilization, 2.0/2.6) ||
+		!close(o.OtherWorkCredit, (730-work-0.25)*0.5*2.0) || o.HiddenCosts["startup"] != 0 {
+		t.Errorf("monthly: %+v", o)
+	}
+	// 800 h of work (800 × 3600 × 9419.05 tokens) bills two months: 2920.
+	res = postPlan(t, h, `{"workload": "lora-7b", "tokens": 2.7126857e10, "card": "H100-80GB-SXM", "modes": ["monthly"]}`)
+	if len(res.Options) != 1 || res.Options[0].PeriodsBilled != 2 || !close(res.Options[0].ComputeCost, 2920) {
+		t.Errorf("800 h: %+v", res.Options)
+	}
+}
+
+func TestGoldenPlan_ReferencesPrecisionOwned(t *testing.T) {
+	h := planEnv(t)
+	// The CNY index row for RTX 4090 is a reference: in no plan, in no
+	// /v1/best entry, only beside the card.
+	res := postPlan(t, h, `{"workload": "lora-7b", "tokens": 1e7, "currency": "CNY", "limit": 1000, "include_unfit": true}`)
+	for _, o := range res.Options {
+		if o.Source == "cny-index" {
+			t.Errorf("reference planned: %+v", o)
+		}
+	}
+	code, body := h.get(t, "/v1/best?workload=lora-7b&currency=CNY")
+	best := decode[httpapi.BestResponse](t, body)
+	var c4090 *httpapi.BestCard
+	for i, c := range best.Cards {
+		if c.Source == "cny-index" {
+			t.Errorf("reference ranked: %+v", c.Entry)
+		}
+		if c.Card == "RTX-4090" {
+			c4090 = &best.Cards[i]
+		}
+	}
+	if code != 200 || c4090 == nil || len(c4090.Reference) != 1 || c4090.Reference[0].OfferPrice != 1.24 || c4090.Reference[0].PricePerGPUHour != 1.24 {
+		t.Errorf("RTX-4090 reference: %+v", c4090)
+	}
+	// V100 has no bf16: it trains in fp16 at 892.86 tokens/s and says so;
+	// a job that requires bf16 leaves it out.
+	v := optionBy(res, "Tesla V100-SXM2-32GB/community")
+	if v == nil || v.Precision != rank.PrecisionFP16 || v.PrecisionNote == "" || !close(v.TokensPerSecondPerGPU, v100Lora) {
+		t.Errorf("V100: %+v", v)
+	}
+	res = postPlan(t, h, `{"workload": "lora-7b", "tokens": 1e7, "currency": "CNY", "limit": 1000, "require_bf16": true}`)
+	if optionBy(res, "Tesla V100-SXM2-32GB/community") != nil || len(res.Options) == 0 {
+		t.Errorf("bf16 required: %+v", res.Options)
+	}
+	// Owned: 15000 CNY / 24 months = 625 a month. The cheapest hourly
+	// rental of an RTX-4090 is the Vast pair at 0.35 USD per GPU-hour =
+	// 0.35 × 6.8095 / 1.0163 = 2.3451 CNY: owning pays above
+	// 625 / (2.3451 − 0.45) = 329.8 h a month. At 150000 it would take
+	// 3298 h, more than a month has: never. Neither pays start-up.
+	cheapest := 0.35 * 6.8095 / 1.0163
+	for _, name := range []string{"lab", "dear"} {
+		o := optionBy(res, name)
+		if o == nil {
+			t.Fatalf("no owned option %s", name)
+		}
+		if _, ok := o.HiddenCosts["startup"]; ok || o.HiddenCosts["egress"] != 0 {
+			t.Errorf("owned %s pays rental costs: %v", name, o.HiddenCosts)
+		}
+		if h := o.OwnedBreakEvenMonthlyHours; h != nil && *h > 730 {
+			t.Errorf("owned %s: break-even %.1f h a month", name, *h)
+		}
+	}
+	lab, dear := optionBy(res, "lab"), optionBy(res, "dear")
+	if lab.OwnedBreakEvenMonthlyHours == nil || !close(*lab.OwnedBreakEvenMonthlyHours, 625/(cheapest-0.45)) {
+		t.Errorf("lab: %v", lab.OwnedBreakEvenMonthlyHours)
+	}
+	if dear.OwnedBreakEvenMonthlyHours != nil || dear.OwnedBreakEven != "never" {
+		t.Errorf("dear: %v %q", dear.OwnedBreakEvenMonthlyHours, dear.OwnedBreakEven)
+	}
+	// lora-7b fits one 4090; the Vast pair is rented whole: 2 × 1770 ×
+	// 0.85 = 3009 tokens/s for 0.70 an hour.
+	p := optionBy(res, "90000002")
+	if p == nil || p.GPUs != 2 || !close(p.TokensPerSecond, 2*r4090Lora*0.85) || !close(p.UnitPricePerHour, 0.7*6.8095/1.0163) {
+		t.Errorf("vast pair: %+v", p)
+	}
+}
