@@ -154,6 +154,28 @@ const (
 	RentPerGPU RentUnit = "per_gpu"
 )
 
+// Availability says whether an offer can be rented now.
+type Availability string
+
+// The availabilities. A source that does not say leaves an offer unknown;
+// rankings, plans and alerts use offers that are not known to be out.
+const (
+	AvailableYes     Availability = "yes"
+	AvailableNo      Availability = "no"
+	AvailableUnknown Availability = "unknown"
+)
+
+// ParseAvailability validates an availability; empty means unknown.
+func ParseAvailability(s string) (Availability, error) {
+	switch a := Availability(strings.ToLower(strings.TrimSpace(s))); a {
+	case "", AvailableUnknown:
+		return AvailableUnknown, nil
+	case AvailableYes, AvailableNo:
+		return a, nil
+	}
+	return "", Errorf(EInvalid, "unknown availability %q (yes, no or unknown)", s)
+}
+
 // Observation is one price as a source states it, before normalization: the
 // GPU name as written, the price in the source's unit and currency, for the
 // whole instance or per GPU.
@@ -193,6 +215,11 @@ type Observation struct {
 	// GPUCounts are the GPU counts one per-GPU rental may take, ascending;
 	// empty means every count from 1 to GPUCount.
 	GPUCounts []int `json:"gpu_counts,omitempty"`
+	// Available says whether the offer can be rented now (empty: the
+	// source does not say); Stock is the source's own stock level where it
+	// states one ("High", "3 GPUs free").
+	Available Availability `json:"available,omitempty"`
+	Stock     string       `json:"stock,omitempty"`
 }
 
 // Offer is a normalized observation: a canonical card, a price per GPU-hour
@@ -224,7 +251,12 @@ type Offer struct {
 	UnitPricePerHour float64  `json:"unit_price_per_hour,omitempty"`
 	GPUFraction      float64  `json:"gpu_fraction,omitempty"`
 	Shared           bool     `json:"shared,omitempty"`
-	Mode             Mode     `json:"mode"`
+	// Available is whether the offer can be rented now (yes, no, unknown)
+	// and Stock the source's stock level; a change of either is a change
+	// of the offer's terms, recorded in the history.
+	Available Availability `json:"available"`
+	Stock     string       `json:"stock,omitempty"`
+	Mode      Mode         `json:"mode"`
 	// CommitmentHours is the term the renter commits to (0: none).
 	CommitmentHours float64  `json:"commitment_hours,omitempty"`
 	PricePerGPUHour float64  `json:"price_per_gpu_hour"`
@@ -252,8 +284,13 @@ func OfferKey(source, offerID, region string, mode Mode) string {
 func (o Offer) SamePrice(p Offer) bool {
 	return o.PricePerGPUHour == p.PricePerGPUHour && o.Currency == p.Currency &&
 		o.GPUs == p.GPUs && o.Card == p.Card && o.Shared == p.Shared &&
-		o.Kind == p.Kind && o.RentUnit == p.RentUnit && slices.Equal(o.GPUCounts, p.GPUCounts)
+		o.Kind == p.Kind && o.RentUnit == p.RentUnit && slices.Equal(o.GPUCounts, p.GPUCounts) &&
+		o.Available == p.Available && o.Stock == p.Stock
 }
+
+// Unavailable reports whether the source says the offer cannot be rented
+// now (an unknown availability is not "no").
+func (o Offer) Unavailable() bool { return o.Available == AvailableNo }
 
 // Reference reports whether the row is a reference price, not an offer.
 func (o Offer) Reference() bool { return o.Kind == KindReference }

@@ -125,6 +125,10 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 	if err != nil {
 		return pricewatch.Offer{}, err
 	}
+	avail, err := pricewatch.ParseAvailability(string(o.Available))
+	if err != nil {
+		return pricewatch.Offer{}, err
+	}
 	card, _ := c.Resolve(o.Source, o.GPUName, o.GPUMemoryGB)
 	provider := o.Provider
 	if provider == "" {
@@ -142,6 +146,8 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		GPUs:            o.GPUCount,
 		RentUnit:        unit,
 		GPUCounts:       counts,
+		Available:       avail,
+		Stock:           o.Stock,
 		GPUFraction:     o.GPUFraction,
 		Shared:          o.GPUFraction > 0 && o.GPUFraction < 1,
 		Mode:            o.Mode,
