@@ -26,11 +26,13 @@ type Watch struct {
 	Card     string
 	Modes    []pricewatch.Mode
 	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
-	MaxGPUs   int
-	Currency  string
-	Regions   []string
-	Providers []string
-	Rules     Rules
+	MaxGPUs int
+	// AnyAvailability watches offers the source says are out of stock too.
+	AnyAvailability bool
+	Currency        string
+	Regions         []string
+	Providers       []string
+	Rules           Rules
 }
 
 // FailingRuns is how many failed runs in a row make a source failing for
@@ -187,6 +189,7 @@ func filtered(snap *rank.Snapshot, w Watch) []rank.Entry {
 	var list []rank.Entry
 	for _, en := range snap.Entries(w.Workload) {
 		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) && (w.MaxGPUs == 0 || en.GPUs <= w.MaxGPUs) &&
+			(w.AnyAvailability || en.Available != pricewatch.AvailableNo) &&
 			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
 			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
 			list = append(list, en)
@@ -212,6 +215,9 @@ func currentPlan(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(str
 	spec.Currency = w.Currency
 	if w.MaxGPUs > 0 && (spec.MaxGPUs == 0 || spec.MaxGPUs > w.MaxGPUs) {
 		spec.MaxGPUs = w.MaxGPUs
+	}
+	if w.AnyAvailability {
+		spec.Available = "any"
 	}
 	if spec.Limit == 0 {
 		spec.Limit = rank.MaxPlanLimit

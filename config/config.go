@@ -92,7 +92,10 @@ type Watch struct {
 	Card     string         `yaml:"card"`
 	Modes    []string       `yaml:"modes"`
 	// MaxGPUs keeps offers rentable with at most this many GPUs (0: any).
-	MaxGPUs   int      `yaml:"max_gpus"`
+	MaxGPUs int `yaml:"max_gpus"`
+	// Available "any" watches offers the source says are out of stock too
+	// (default: only offers not known to be out).
+	Available string   `yaml:"available"`
 	Currency  string   `yaml:"currency"`
 	Regions   []string `yaml:"regions"`
 	Providers []string `yaml:"providers"`
@@ -505,6 +508,9 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 		}
 		if w.MaxGPUs < 0 || w.MaxGPUs > rank.MaxMaxGPUs {
 			bad(f+".max_gpus", "must be within 0..%d", rank.MaxMaxGPUs)
+		}
+		if w.Available != "" && w.Available != "yes" && w.Available != "any" {
+			bad(f+".available", "must be yes (the default) or any")
 		}
 	}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)

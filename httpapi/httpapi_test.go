@@ -188,6 +188,8 @@ func TestAPI_BadRequests(t *testing.T) {
 		{"BestMaxGPUsZero", "/v1/best?workload=lora-7b&max_gpus=0", 400, "max_gpus must be an integer within 1..64"},
 		{"BestMaxGPUsWord", "/v1/best?workload=lora-7b&max_gpus=one", 400, "max_gpus"},
 		{"BestUtilization", "/v1/best?workload=lora-7b&utilization=1.5", 400, "utilization must be a number within (0, 1]"},
+		{"BestAvailable", "/v1/best?workload=lora-7b&available=maybe", 400, "available must be yes"},
+		{"OffersAvailable", "/v1/offers?available=maybe", 400, `unknown availability "maybe"`},
 		{"SourcesParameter", "/v1/sources?x=1", 400, "unknown parameter"},
 		{"NoSuchPath", "/v2/best", 404, "no such endpoint"},
 	} {

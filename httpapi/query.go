@@ -26,6 +26,8 @@ type BestQuery struct {
 	MaxGPUs int
 	// Utilization prices committed modes per used hour (0: full use).
 	Utilization float64
+	// AnyAvailability includes offers their source says are out of stock.
+	AnyAvailability bool
 }
 
 // BestResponse is the /v1/best answer (and `pricewatch best --json`).
@@ -35,6 +37,7 @@ type BestResponse struct {
 	Modes       []pricewatch.Mode `json:"modes"`
 	MaxGPUs     int               `json:"max_gpus,omitempty"`
 	Utilization float64           `json:"utilization,omitempty"`
+	Available   string            `json:"available"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	// Cards holds each card's best entry, prices and costs in Currency,
 	// with the card's reference prices beside it.
@@ -93,7 +96,7 @@ func checkParams(q url.Values, allowed ...string) error {
 
 // ParseBestQuery validates /v1/best parameters against the snapshot.
 func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
-	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization"); err != nil {
+	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization", "available"); err != nil {
 		return BestQuery{}, err
 	}
 	bq := BestQuery{Workload: q.Get("workload"), Card: q.Get("card"), Currency: strings.ToUpper(q.Get("currency"))}
@@ -133,6 +136,13 @@ func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (
 		}
 		bq.Utilization = u
 	}
+	switch v := q.Get("available"); v {
+	case "", "yes":
+	case "any":
+		bq.AnyAvailability = true
+	default:
+		return bq, pricewatch.Errorf(pricewatch.EInvalid, "available must be yes (the default: offers not known to be out of stock) or any, got %q", v)
+	}
 	return bq, nil
 }
 
@@ -147,8 +157,11 @@ func workloadNames(snap *rank.Snapshot) string {
 // Best answers a validated query from the snapshot.
 func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
 	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, MaxGPUs: q.MaxGPUs,
-		Utilization: q.Utilization, GeneratedAt: snap.GeneratedAt, Cards: []BestCard{}}
-	f := rank.Filter{Modes: q.Modes, Card: q.Card, MaxGPUs: q.MaxGPUs, Utilization: q.Utilization}
+		Utilization: q.Utilization, Available: "yes", GeneratedAt: snap.GeneratedAt, Cards: []BestCard{}}
+	if q.AnyAvailability {
+		resp.Available = "any"
+	}
+	f := rank.Filter{Modes: q.Modes, Card: q.Card, MaxGPUs: q.MaxGPUs, Utilization: q.Utilization, AnyAvailability: q.AnyAvailability}
 	for _, e := range snap.Best(q.Workload, f) {
 		// e is a copy: the snapshot's entries stay in the base currency.
 		e, err := e.In(snap, q.Currency)
@@ -174,7 +187,7 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("best|%s|%s|%s|%s|%d|%g", q.Workload, q.Card, q.Currency, modesKey(q.Modes), q.MaxGPUs, q.Utilization)
+	key := fmt.Sprintf("best|%s|%s|%s|%s|%d|%g|%v", q.Workload, q.Card, q.Currency, modesKey(q.Modes), q.MaxGPUs, q.Utilization, q.AnyAvailability)
 	body, err := snap.Memo(key, func() (any, error) {
 		resp, err := Best(snap, q)
 		if err != nil {
@@ -205,11 +218,19 @@ type OffersResponse struct {
 	Offers []OfferStatus `json:"offers"`
 }
 
-// OfferStatus is a current offer and whether it is past its source's stale
-// limit (such offers stay listed but leave rankings).
+// OfferStatus is a current offer, whether it is past its source's stale
+// limit (such offers stay listed but leave rankings), and the share of the
+// last 7 days it was available, where its source says (from the history).
 type OfferStatus struct {
 	pricewatch.Offer
-	Stale bool `json:"stale"`
+	Stale       bool     `json:"stale"`
+	Available7d *float64 `json:"available_7d,omitempty"`
+}
+
+// AvailabilityReader is the optional part of a Backend that reads how
+// much of a time window offers were available.
+type AvailabilityReader interface {
+	Availability(keys []string, since, now time.Time) (map[string]float64, error)
 }
 
 func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
@@ -218,8 +239,14 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if err := checkParams(q, "card", "source", "mode", "kind", "limit"); err != nil {
+	if err := checkParams(q, "card", "source", "mode", "kind", "available", "limit"); err != nil {
 		return err
+	}
+	var avail pricewatch.Availability
+	if a := q.Get("available"); a != "" {
+		if avail, err = pricewatch.ParseAvailability(a); err != nil {
+			return err
+		}
 	}
 	var kind pricewatch.Kind
 	if k := q.Get("kind"); k != "" {
@@ -255,7 +282,8 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 	var match []pricewatch.Offer
 	for _, o := range v.Snapshot.Offers {
 		if (card == "" || o.Card == card) && (source == "" || o.Source == source) && (mode == "" || o.Mode == mode) &&
-			(kind == "" || o.Kind == kind || kind == pricewatch.KindOffer && o.Kind == "") {
+			(kind == "" || o.Kind == kind || kind == pricewatch.KindOffer && o.Kind == "") &&
+			(avail == "" || o.Available == avail || avail == pricewatch.AvailableUnknown && o.Available == "") {
 			match = append(match, o)
 		}
 	}
@@ -270,8 +298,22 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		match = match[:limit]
 	}
 	resp := OffersResponse{Total: total, Offers: make([]OfferStatus, len(match))}
+	var shares map[string]float64
+	if ar, ok := s.backend.(AvailabilityReader); ok {
+		keys := make([]string, len(match))
+		for i, o := range match {
+			keys[i] = o.Key
+		}
+		now := v.Snapshot.GeneratedAt
+		if shares, err = ar.Availability(keys, now.Add(-7*24*time.Hour), now); err != nil {
+			return err
+		}
+	}
 	for i, o := range match {
 		resp.Offers[i] = OfferStatus{Offer: o, Stale: rank.Stale(o, v.Snapshot.GeneratedAt, v.Snapshot.StaleAfter)}
+		if sh, ok := shares[o.Key]; ok {
+			resp.Offers[i].Available7d = &sh
+		}
 	}
 	resp.Count = len(resp.Offers)
 	writeJSON(w, http.StatusOK, resp)

@@ -159,6 +159,13 @@ func (p *Pipeline) Enqueue(kind string, m alerts.Message) error {
 	return nil
 }
 
+// Availability is the share of the window each offer was available, from
+// the store's history (offers whose availability was never known are left
+// out).
+func (p *Pipeline) Availability(keys []string, since, now time.Time) (map[string]float64, error) {
+	return p.store.Availability(keys, since, now)
+}
+
 // Store is the pipeline's store (read paths of the API and the digest).
 func (p *Pipeline) Store() *store.Store { return p.store }
 
@@ -181,7 +188,7 @@ func (p *Pipeline) watches() ([]alerts.Watch, error) {
 		if cur == "" {
 			cur = p.cfg.Ranking.BaseCurrency
 		}
-		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, MaxGPUs: w.MaxGPUs, Currency: cur,
+		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, MaxGPUs: w.MaxGPUs, AnyAvailability: w.Available == "any", Currency: cur,
 			Regions: w.Regions, Providers: w.Providers, Rules: w.RulesOver(p.cfg.Alerts.Rules)}
 		if w.Job != nil {
 			// The job goes through the endpoint's strict decoder, so a watch

@@ -63,10 +63,14 @@ type Entry struct {
 	PrecisionNote         string  `json:"precision_note,omitempty"`
 	ThroughputOrigin      Origin  `json:"throughput_origin"`
 	// CostPerMillionTokens = UnitPricePerHour × 1e6 / (TokensPerSecond × 3600).
-	CostPerMillionTokens float64   `json:"cost_per_million_tokens"`
-	Reliability          *float64  `json:"reliability,omitempty"`
-	ReclaimRisk          string    `json:"reclaim_risk,omitempty"`
-	ObservedAt           time.Time `json:"observed_at"`
+	CostPerMillionTokens float64  `json:"cost_per_million_tokens"`
+	Reliability          *float64 `json:"reliability,omitempty"`
+	ReclaimRisk          string   `json:"reclaim_risk,omitempty"`
+	// Available and Stock are the offer's: an entry the source says is out
+	// of stock is ranked but left out of answers unless they ask for it.
+	Available  pricewatch.Availability `json:"available"`
+	Stock      string                  `json:"stock,omitempty"`
+	ObservedAt time.Time               `json:"observed_at"`
 }
 
 // In returns the entry with its money in currency cur (from the base the
@@ -125,6 +129,9 @@ func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, 
 				ex[why]++
 				continue
 			}
+			if o.Unavailable() {
+				ex[WhyUnavailable]++ // ranked, but left out of answers by default
+			}
 			list = append(list, e)
 		}
 		sort.Slice(list, func(i, j int) bool { return less(list[i], list[j]) })
@@ -151,6 +158,9 @@ const (
 	WhyNoBF16      = "no bf16 (the job requires bf16)"
 	WhyNoFP8       = "no fp8 (the job computes in fp8)"
 	WhyNoFP4       = "no fp4 (the job computes in fp4)"
+	// WhyUnavailable counts offers the source says cannot be rented now;
+	// they stay in the snapshot for answers that ask for them.
+	WhyUnavailable = "not available now"
 )
 
 // directProviders are the providers some source scrapes directly: an
@@ -227,6 +237,10 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 		TokensPerSecond: r.TokensPerSecond(p.TokensPerSecond),
 		Precision:       prec.Name, PrecisionNote: prec.Note, ThroughputOrigin: p.Origin,
 		Reliability: o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
+		Available: o.Available, Stock: o.Stock,
+	}
+	if e.Available == "" {
+		e.Available = pricewatch.AvailableUnknown
 	}
 	e.CostPerMillionTokens = CostPerMillionTokens(e.UnitPricePerHour, e.TokensPerSecond)
 	return e, ""
@@ -293,6 +307,9 @@ type Filter struct {
 	// Utilization prices committed modes per used hour: price / u
 	// (0 means 1, full use).
 	Utilization float64
+	// AnyAvailability includes offers the source says are out of stock
+	// (by default only offers available or of unknown availability).
+	AnyAvailability bool
 }
 
 // Best returns the cheapest entry per card for the workload among the
@@ -313,7 +330,8 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 	best := map[string]int{}
 	var out []Entry
 	for _, e := range s.entries[workload] {
-		if !allowed[e.Mode] || (f.Card != "" && e.Card != f.Card) || (f.MaxGPUs > 0 && e.GPUs > f.MaxGPUs) {
+		if !allowed[e.Mode] || (f.Card != "" && e.Card != f.Card) || (f.MaxGPUs > 0 && e.GPUs > f.MaxGPUs) ||
+			(!f.AnyAvailability && e.Available == pricewatch.AvailableNo) {
 			continue
 		}
 		if e.Mode.Committed() {

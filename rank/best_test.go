@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +217,50 @@ func TestBest_CommittedAtUtilization(t *testing.T) {
 	b := snap.Best("lora-7b", rank.Filter{Modes: []pricewatch.Mode{pricewatch.ModeMonthly}, Utilization: 0.5})
 	if len(b) != 1 || !near(b[0].PricePerGPUHour, 0.40, 1e-12) || b[0].Utilization != 0.5 {
 		t.Errorf("monthly at 50%%: %+v", b)
+	}
+}
+
+// An offer its source says is out of stock is left out of answers, plans
+// and watches by default; asking for any availability brings it back.
+func TestBest_UnavailableLeftOutByDefault(t *testing.T) {
+	out := off("runpod", "runpod", "out", "RTX-4090", pricewatch.ModeOnDemand, 0.10, "USD")
+	out.Available, out.Stock = pricewatch.AvailableNo, "Out of stock"
+	in := off("vast", "vast", "in", "RTX-4090", pricewatch.ModeOnDemand, 0.30, "USD")
+	in.Available = pricewatch.AvailableYes
+	unknown := off("aws", "aws", "unk", "RTX-4090", pricewatch.ModeOnDemand, 0.40, "USD")
+	snap := build(t, []pricewatch.Offer{out, in, unknown}, nil)
+	if b := snap.Best("lora-7b", rank.Filter{}); len(b) != 1 || b[0].OfferID != "in" || b[0].Available != pricewatch.AvailableYes {
+		t.Errorf("default: %+v", b)
+	}
+	if b := snap.Best("lora-7b", rank.Filter{AnyAvailability: true}); len(b) != 1 || b[0].OfferID != "out" || b[0].Stock != "Out of stock" {
+		t.Errorf("any: %+v", b)
+	}
+	if snap.Excluded("lora-7b")[rank.WhyUnavailable] != 1 {
+		t.Errorf("excluded %v", snap.Excluded("lora-7b"))
+	}
+	for _, e := range snap.Entries("lora-7b") {
+		if e.OfferID == "unk" && e.Available != pricewatch.AvailableUnknown {
+			t.Errorf("unstated availability reads %q", e.Available)
+		}
+	}
+	job := func(avail string) rank.Job {
+		j, err := rank.JobSpec{Workload: "lora-7b", Tokens: 1e7, Available: avail}.Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	res, _ := snap.Plan(job(""), nil, normalize.DefaultCatalog())
+	for _, o := range res.Options {
+		if o.Offer == "out" {
+			t.Error("an out-of-stock offer is planned by default")
+		}
+	}
+	res, _ = snap.Plan(job("any"), nil, normalize.DefaultCatalog())
+	if len(res.Options) != 3 || res.Options[0].Offer != "out" || res.Options[0].Available != pricewatch.AvailableNo {
+		t.Errorf("any: %+v", res.Options)
+	}
+	if _, err := (rank.JobSpec{Workload: "lora-7b", Tokens: 1, Available: "maybe"}).Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD"); err == nil || !strings.HasPrefix(err.Error(), "available:") {
+		t.Errorf("bad available: %v", err)
 	}
 }

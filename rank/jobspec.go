@@ -74,32 +74,34 @@ type HiddenSpec struct {
 // JobSpec is a job as a user describes it (the body of POST /v1/plan).
 // Starting from a named workload, the fields the spec sets override it.
 type JobSpec struct {
-	Workload                string      `json:"workload,omitempty"`
-	Model                   *ModelSpec  `json:"model,omitempty"`
-	Method                  string      `json:"method,omitempty"`
-	Precision               string      `json:"precision,omitempty"`
-	OptimizerState          string      `json:"optimizer_state,omitempty"`
-	SeqLen                  int         `json:"seq_len,omitempty"`
-	MicroBatch              int         `json:"micro_batch,omitempty"`
-	ActivationCheckpointing *bool       `json:"activation_checkpointing,omitempty"`
-	SelectiveCheckpointing  bool        `json:"selective_checkpointing,omitempty"`
-	Tokens                  float64     `json:"tokens,omitempty"`
-	Context                 int         `json:"context,omitempty"`
-	OutputTokens            int         `json:"output_tokens,omitempty"`
-	Concurrency             int         `json:"concurrency,omitempty"`
-	PeakTokensPerSecond     float64     `json:"peak_tokens_per_second,omitempty"`
-	HoursPerMonth           float64     `json:"hours_per_month,omitempty"`
-	RequireBF16             bool        `json:"require_bf16,omitempty"`
-	Engine                  string      `json:"engine,omitempty"`
-	RequestRate             float64     `json:"request_rate,omitempty"`
-	Modes                   []string    `json:"modes,omitempty"`
-	Utilization             float64     `json:"utilization,omitempty"`
-	MaxGPUs                 int         `json:"max_gpus,omitempty"`
-	Currency                string      `json:"currency,omitempty"`
-	Card                    string      `json:"card,omitempty"`
-	IncludeUnfit            bool        `json:"include_unfit,omitempty"`
-	Limit                   int         `json:"limit,omitempty"`
-	Hidden                  *HiddenSpec `json:"hidden,omitempty"`
+	Workload                string     `json:"workload,omitempty"`
+	Model                   *ModelSpec `json:"model,omitempty"`
+	Method                  string     `json:"method,omitempty"`
+	Precision               string     `json:"precision,omitempty"`
+	OptimizerState          string     `json:"optimizer_state,omitempty"`
+	SeqLen                  int        `json:"seq_len,omitempty"`
+	MicroBatch              int        `json:"micro_batch,omitempty"`
+	ActivationCheckpointing *bool      `json:"activation_checkpointing,omitempty"`
+	SelectiveCheckpointing  bool       `json:"selective_checkpointing,omitempty"`
+	Tokens                  float64    `json:"tokens,omitempty"`
+	Context                 int        `json:"context,omitempty"`
+	OutputTokens            int        `json:"output_tokens,omitempty"`
+	Concurrency             int        `json:"concurrency,omitempty"`
+	PeakTokensPerSecond     float64    `json:"peak_tokens_per_second,omitempty"`
+	HoursPerMonth           float64    `json:"hours_per_month,omitempty"`
+	RequireBF16             bool       `json:"require_bf16,omitempty"`
+	Engine                  string     `json:"engine,omitempty"`
+	RequestRate             float64    `json:"request_rate,omitempty"`
+	Modes                   []string   `json:"modes,omitempty"`
+	Utilization             float64    `json:"utilization,omitempty"`
+	MaxGPUs                 int        `json:"max_gpus,omitempty"`
+	Currency                string     `json:"currency,omitempty"`
+	Card                    string     `json:"card,omitempty"`
+	IncludeUnfit            bool       `json:"include_unfit,omitempty"`
+	// Available "any" includes offers the source says are out of stock.
+	Available string      `json:"available,omitempty"`
+	Limit     int         `json:"limit,omitempty"`
+	Hidden    *HiddenSpec `json:"hidden,omitempty"`
 }
 
 // Hidden are a job's costs besides GPU time, resolved.
@@ -149,8 +151,10 @@ type Job struct {
 	Currency     string  `json:"currency"`
 	Card         string  `json:"card,omitempty"`
 	IncludeUnfit bool    `json:"include_unfit"`
-	Limit        int     `json:"limit"`
-	Hidden       Hidden  `json:"hidden"`
+	// AnyAvailability includes offers the source says are out of stock.
+	AnyAvailability bool   `json:"any_availability,omitempty"`
+	Limit           int    `json:"limit"`
+	Hidden          Hidden `json:"hidden"`
 }
 
 // Defaults of a job spec.
@@ -403,6 +407,13 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		job.Limit = s.Limit
 	default:
 		return job, invalid("limit", "must be within 1..%d", MaxPlanLimit)
+	}
+	switch strings.ToLower(s.Available) {
+	case "", "yes":
+	case "any":
+		job.AnyAvailability = true
+	default:
+		return job, invalid("available", "unknown %q (yes: offers not known to be out of stock, the default; any)", s.Available)
 	}
 	h, err := s.Hidden.resolve()
 	if err != nil {

@@ -226,6 +226,8 @@ type Option struct {
 	Key      string          `json:"key"`
 	Region   string          `json:"region"`
 	Mode     pricewatch.Mode `json:"mode"`
+	// Available is the offer's availability (owned cards: yes).
+	Available pricewatch.Availability `json:"available"`
 	// IdenticalOffers counts the offers this option stands for (1 and
 	// more); OtherOffers names up to five of the others.
 	IdenticalOffers int      `json:"identical_offers"`
@@ -320,7 +322,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	var opts []Option
 	for _, o := range s.Offers {
 		card, why := s.eligible(o, cat)
-		if why != "" || (job.Card != "" && o.Card != job.Card) {
+		if why != "" || (job.Card != "" && o.Card != job.Card) || (o.Unavailable() && !job.AnyAvailability) {
 			continue
 		}
 		price, err := conv(o.PricePerGPUHour, o.Currency)
@@ -400,7 +402,7 @@ func collapse(opts []Option) []Option {
 	first := map[key]int{}
 	var out []Option
 	for _, o := range opts {
-		k := key{o.Card, o.Source, o.Provider, o.Region, fmt.Sprint(o.GPUCounts), o.Mode, o.RentUnit, o.GPUs, o.PricePerGPUHour, o.Fits}
+		k := key{o.Card, o.Source, o.Provider, o.Region, fmt.Sprint(o.GPUCounts) + string(o.Available), o.Mode, o.RentUnit, o.GPUs, o.PricePerGPUHour, o.Fits}
 		i, ok := first[k]
 		if !ok {
 			first[k] = len(out)
@@ -453,7 +455,10 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o
 	conv func(float64, string) (float64, error)) (Option, bool) {
 	opt := Option{Card: card.ID, Source: o.Source, Provider: o.Provider, Offer: o.OfferID, Key: o.Key, Region: o.Region,
 		Mode: o.Mode, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, PricePerGPUHour: price,
-		HiddenCosts: map[string]float64{}}
+		Available: o.Available, HiddenCosts: map[string]float64{}}
+	if opt.Available == "" {
+		opt.Available = pricewatch.AvailableUnknown
+	}
 	prec, ok := PrecisionOn(job.Workload, card)
 	if !ok {
 		return opt, false
@@ -649,7 +654,7 @@ func (s *Snapshot) ownedOptions(job Job, owned []Owned, rentals []Option, cat *n
 		if name == "" {
 			name = fmt.Sprintf("owned-%d", i+1)
 		}
-		o := pricewatch.Offer{Source: "owned", Provider: "owned", OfferID: name, Key: "owned/" + name, Mode: ModeOwned,
+		o := pricewatch.Offer{Source: "owned", Provider: "owned", OfferID: name, Key: "owned/" + name, Mode: ModeOwned, Available: pricewatch.AvailableYes,
 			Card: ow.Card, GPUs: ow.Count, RentUnit: pricewatch.RentPerGPU, GPUCounts: pricewatch.CountsUpTo(ow.Count)}
 		r, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
 		noStartup := job

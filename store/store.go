@@ -156,6 +156,71 @@ type HistoryRow struct {
 	GPUs            int       `json:"gpus"`
 	PricePerGPUHour float64   `json:"price_per_gpu_hour"`
 	Currency        string    `json:"currency"`
+	// Available and Stock are the offer's availability from this row on
+	// (rows written before availability was recorded have none).
+	Available pricewatch.Availability `json:"available,omitempty"`
+	Stock     string                  `json:"stock,omitempty"`
+}
+
+// AvailableShare is the share of the time from since to now that the rows
+// (one offer's history, oldest first) show it available, counting only the
+// time its availability was known; known is false when it never was. A
+// vanished offer is unavailable until it reappears.
+func AvailableShare(rows []HistoryRow, since, now time.Time) (share float64, known bool) {
+	var yes, all time.Duration
+	for i, r := range rows {
+		end := now
+		if i+1 < len(rows) {
+			end = rows[i+1].At
+		}
+		start := r.At
+		if start.Before(since) {
+			start = since
+		}
+		if !end.After(start) {
+			continue
+		}
+		d := end.Sub(start)
+		switch {
+		case r.Event == Vanished || r.Available == pricewatch.AvailableNo:
+			all += d
+		case r.Available == pricewatch.AvailableYes:
+			yes += d
+			all += d
+		}
+	}
+	if all == 0 {
+		return 0, false
+	}
+	return float64(yes) / float64(all), true
+}
+
+// Availability reads the availability share since the given time of each
+// offer key (keys whose availability was never known are left out).
+func (s *Store) Availability(keys []string, since, now time.Time) (map[string]float64, error) {
+	out := make(map[string]float64, len(keys))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := bucket(tx, bHistory).Cursor()
+		for _, key := range keys {
+			prefix := append([]byte(key), 0)
+			var rows []HistoryRow
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				if len(k) != len(prefix)+8 {
+					continue
+				}
+				var r HistoryRow
+				if err := json.Unmarshal(v, &r); err != nil {
+					return fmt.Errorf("decode history %q: %w", k, err)
+				}
+				rows = append(rows, r)
+			}
+			if share, ok := AvailableShare(rows, since, now); ok {
+				out[key] = share
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Health is a source's current state.
@@ -247,6 +312,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		changes++
 		if err := putJSON(hb, join([]byte(o.Key), timeKey(at)), HistoryRow{
 			At: at, Event: ev, Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency,
+			Available: o.Available, Stock: o.Stock,
 		}); err != nil {
 			return err
 		}

@@ -213,3 +213,43 @@ func TestStore_AlertState(t *testing.T) {
 		t.Fatalf("state = %+v ok=%v err=%v", got, ok, err)
 	}
 }
+
+// An availability change is a history row, as a price change is, and the
+// share of time available over a window is read from those rows.
+func TestStore_AvailabilityHistory(t *testing.T) {
+	st := mustOpen(t)
+	with := func(a pricewatch.Availability, stock string) pricewatch.Offer {
+		o := offer("a", 1)
+		o.Available, o.Stock = a, stock
+		return o
+	}
+	// t0 yes (High), t0+6h still yes: no row; t0+12h no; t0+18h yes (Low):
+	// rows at 0, 12 and 18 h.
+	for i, o := range []pricewatch.Offer{with(pricewatch.AvailableYes, "High"), with(pricewatch.AvailableYes, "High"),
+		with(pricewatch.AvailableNo, ""), with(pricewatch.AvailableYes, "Low")} {
+		if _, err := st.RecordRun(okRun(t0.Add(time.Duration(i)*6*time.Hour), o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, _ := st.History(with("", "").Key)
+	if len(hist) != 3 || hist[1].Available != pricewatch.AvailableNo || hist[2].Stock != "Low" {
+		t.Fatalf("history %+v", hist)
+	}
+	// Over the day from t0 to t0+24h: available 0–12 h and 18–24 h = 18 of
+	// 24 hours = 0.75.
+	got, err := st.Availability([]string{with("", "").Key, "no/such/-/ondemand"}, t0, t0.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[with("", "").Key] != 0.75 {
+		t.Errorf("availability %v, want 0.75 for a and nothing for an unknown key", got)
+	}
+	// A window that starts at 12 h: 6 of 12 hours.
+	if share, ok := store.AvailableShare(hist, t0.Add(12*time.Hour), t0.Add(24*time.Hour)); !ok || share != 0.5 {
+		t.Errorf("from 12 h: %v %v", share, ok)
+	}
+	// Unknown availability counts for nothing.
+	if _, ok := store.AvailableShare([]store.HistoryRow{{At: t0, Event: store.Appeared}}, t0, t0.Add(time.Hour)); ok {
+		t.Error("unknown availability reads as known")
+	}
+}

@@ -29,6 +29,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	currency := fs.String("currency", "", "currency: USD, CNY or EUR (default: ranking.base_currency)")
 	maxGPUs := fs.String("max-gpus", "", "only offers rentable with at most this many GPUs (1: a single card)")
 	util := fs.String("utilization", "", "committed modes: share of the period used, 0..1 (default 1)")
+	avail := fs.String("available", "", "yes (default: offers not known to be out of stock) or any")
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/best endpoint answers")
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address (default: config server.addr)")
 	if err := parse(fs, args); err != nil {
@@ -43,7 +44,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	q := url.Values{}
 	for k, v := range map[string]string{"workload": *workload, "card": *card, "mode": *mode, "currency": *currency,
-		"max_gpus": *maxGPUs, "utilization": *util} {
+		"max_gpus": *maxGPUs, "utilization": *util, "available": *avail} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -95,6 +96,9 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 	}
 	if r.Utilization > 0 {
 		scope += fmt.Sprintf(", committed modes at %.0f%% use", r.Utilization*100)
+	}
+	if r.Available == "any" {
+		scope += ", out-of-stock offers included"
 	}
 	fmt.Fprintf(w, "Best %s per card, cost per million tokens in %s (%s, ranking of %s)\n",
 		r.Workload, r.Currency, scope, r.GeneratedAt.Format(time.RFC3339))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
@@ -511,5 +512,46 @@ func TestPlan_ReadableTable(t *testing.T) {
 	want := 15e6/(8*(0.40*989e12/(6*7e9))*0.9*3600)*20 + 5
 	if o.Offer != "90000008" || o.GPUs != 8 || math.Abs(o.TotalCost-want) > 1e-9 {
 		t.Errorf("8-GPU option %s: %d GPUs, total %.12f, want %.12f", o.Offer, o.GPUs, o.TotalCost, want)
+	}
+}
+
+// sources --check scrapes every source over the bundled fixtures into a
+// scratch database: per source, offers, mapped share, unknown names,
+// references and unavailable offers.
+func TestSources_Check(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := Run(t.Context(), []string{"sources", "--check", "--json"}, &out, &errOut); err != nil {
+		t.Fatalf("sources --check: %v %s", err, errOut.String())
+	}
+	var res struct{ Sources []pipeline.SourceCheck }
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]pipeline.SourceCheck{}
+	for _, c := range res.Sources {
+		by[c.Source] = c
+		if c.Error != "" || c.Capture == "" {
+			t.Errorf("%s: %+v", c.Source, c)
+		}
+		unknown := 0
+		for _, n := range c.Unknown {
+			unknown += n
+		}
+		if c.Offers != c.Mapped+unknown {
+			t.Errorf("%s: %d offers = %d mapped + %d unknown?", c.Source, c.Offers, c.Mapped, unknown)
+		}
+	}
+	if len(by) != len(fixtures.Sources()) {
+		t.Errorf("%d sources checked, %d fixtures", len(by), len(fixtures.Sources()))
+	}
+	if c := by["cny-index"]; c.References != c.Offers || c.Offers == 0 {
+		t.Errorf("cny-index: %+v", c)
+	}
+	if c := by["vast"]; c.Offers != 1318 || c.Capture != fixtures.CaptureReal {
+		t.Errorf("vast: %+v", c)
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"sources", "--check"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "MAPPED") {
+		t.Errorf("table: %v\n%s", err, out.String())
 	}
 }

@@ -48,6 +48,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
 	engine := fs.String("engine", "", "serving engine: vllm (default), tensorrt-llm, llama.cpp")
 	rate := fs.Float64("request-rate", 0, "serving: requests per second received (caps throughput at rate × output tokens)")
+	avail := fs.String("available", "", "yes (default: offers not known to be out of stock) or any")
 	maxGPUs := fs.Int("max-gpus", 0, "largest GPU count (default 8)")
 	currency := fs.String("currency", "", "USD, CNY or EUR")
 	card := fs.String("card", "", "only this card")
@@ -115,6 +116,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		spec.RequireBF16 = *requireBF16
 	}
 	str("engine", &spec.Engine, *engine)
+	str("available", &spec.Available, *avail)
 	if set["request-rate"] {
 		spec.RequestRate = *rate
 	}
