@@ -381,7 +381,35 @@ type Run struct {
 	Changes int `json:"changes"`
 	// Unknown lists GPU names no alias maps to a card, with their counts.
 	Unknown map[string]int `json:"unknown,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	// Invalid counts observations skipped for a zero, missing or
+	// malformed price or unit; a run fails only when nothing valid remains.
+	Invalid int    `json:"invalid,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Held is set when the run was kept but not applied: RunQuarantined
+	// (its prices are implausible) or RunSuspect (its layout drifted);
+	// Reason says why, with the numbers.
+	Held   RunHold `json:"held,omitempty"`
+	Reason string  `json:"reason,omitempty"`
+	// HeldOffers are offers of an applied run held back as outliers (their
+	// last good version stays), with the price they came with.
+	HeldOffers []HeldOffer `json:"held_offers,omitempty"`
+}
+
+// RunHold says why a successful fetch was kept out of the offers.
+type RunHold string
+
+// The holds.
+const (
+	RunQuarantined RunHold = "quarantined"
+	RunSuspect     RunHold = "suspect"
+)
+
+// HeldOffer is an outlier offer held back from an applied run.
+type HeldOffer struct {
+	Key             string  `json:"key"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	Currency        string  `json:"currency"`
+	Reason          string  `json:"reason"`
 }
 
 // Error codes: a small taxonomy mapped to HTTP statuses in one place.
@@ -435,6 +463,21 @@ type Card struct {
 	Interconnect   string  `json:"interconnect"`
 	LinkGBs        float64 `json:"gpu_link_gbs"`
 	EstimatorClass string  `json:"estimator_class"`
+
+	// BF16 is cards.csv bf16: whether the card computes in bfloat16 at
+	// all. Pascal, Volta and Turing (P100, V100, T4, RTX 20, GTX 16) do
+	// not; they train in FP16 mixed precision.
+	BF16 bool `json:"bf16"`
+	// FP16Slow is cards.csv fp16_slow: FP16 with FP32 accumulation (what
+	// mixed-precision training uses) runs at about half of FP16TFLOPS or
+	// worse. GeForce cards accumulate in FP32 at half rate, cards without
+	// tensor cores (P100, GTX 16) at their FP32 rate, and consumer Pascal,
+	// Maxwell and the Radeon Pro V520 have no usable 16-bit path at all
+	// (FP16TFLOPS empty).
+	FP16Slow bool `json:"fp16_slow,omitempty"`
+	// FP32TFLOPS is the non-tensor FP32 rate; cards with no usable 16-bit
+	// rate have only this one, and no estimate.
+	FP32TFLOPS float64 `json:"fp32_tflops,omitempty"`
 }
 
 // Interconnect classes used for multi-GPU scaling.
@@ -453,16 +496,23 @@ func (c Card) InterconnectClass() string {
 	return InterconnectPCIe
 }
 
-// HasBF16 reports whether the card computes in bfloat16: Volta and Turing
-// (V100, T4, RTX 20) and any card cards.csv lists without a BF16 rate do
-// not, and train in FP16 mixed precision instead.
-func (c Card) HasBF16() bool { return c.BF16TFLOPS > 0 }
+// HasBF16 reports whether the card computes in bfloat16 (cards.csv bf16):
+// Pascal, Volta and Turing (P100, V100, T4, RTX 20, GTX 16) do not, and
+// train in FP16 mixed precision instead. The catalog only sets it with a
+// BF16 rate.
+func (c Card) HasBF16() bool { return c.BF16 }
 
-// TrainPeakTFLOPS is the dense 16-bit tensor rate used for training: BF16
-// where the card has it, else FP16 (T4, V100).
+// TrainPeakTFLOPS is the dense 16-bit tensor rate with FP32 accumulation
+// that mixed-precision training (and the estimator) uses: BF16 where the
+// card has it, else FP16 (T4, V100) — halved on a card whose FP16 figure
+// is the FP16-accumulate rate or twice its FP32 rate (FP16Slow: GeForce
+// Turing, GTX 16, P100).
 func (c Card) TrainPeakTFLOPS() float64 {
 	if c.BF16TFLOPS > 0 {
 		return c.BF16TFLOPS
+	}
+	if c.FP16Slow {
+		return c.FP16TFLOPS / 2
 	}
 	return c.FP16TFLOPS
 }

@@ -8,7 +8,13 @@
 // post, which reports last notified → current); a drop of more than
 // UnusualDropPct against the watch's 7-day median, or a price below Floor,
 // needs UnusualConfirmRuns and is labelled unusual; a worse best is posted
-// only when Worse is "post". Silenced watches advance silently. Vanished
+// only when Worse is "post", and otherwise becomes the reference silently
+// (the digest shows it), so the next real change is measured from the
+// real level, not from one that no longer exists. A best that returns
+// near a level the reference silently moved away from (within
+// RevertWindow) is a revert, not news: it moves the reference back
+// silently. So a glitch that reverts never stays the reference and lets
+// the next real change through. Silenced watches advance silently. Vanished
 // offers of a source failing for 3 runs cause no post; while more than half
 // the sources fail, change posts pause. Decide is pure: state and inputs in,
 // state and outcome out; the engine commits the new state and the messages
@@ -82,8 +88,17 @@ func DefaultRules() Rules {
 // State is what is stored per watch.
 type State struct {
 	Version int `json:"version"`
-	// Notified is the last best announced (or the silent baseline).
+	// Notified is the reference a change is measured from: the last best
+	// announced, the silent start-up baseline, or the level a worse best
+	// held for the digest or a revert moved it to silently.
 	Notified *Choice `json:"notified,omitempty"`
+	// Posted is the last best announced (or the start-up baseline) while
+	// Notified has silently moved away from it; Prior is the reference
+	// before the last silent move; Moved is when that move was. A best that
+	// returns near either within RevertWindow of Moved is a revert.
+	Posted *Choice   `json:"posted,omitempty"`
+	Prior  *Choice   `json:"prior,omitempty"`
+	Moved  time.Time `json:"moved,omitzero"`
 	// Candidate is the best whose change (CandidateDir: better or worse
 	// than Notified, beyond the margin) has qualified Wins evaluations in a
 	// row; a change must keep qualifying to be confirmed, so neither a
@@ -117,7 +132,8 @@ const (
 	Unconfirmed Kind = "unconfirmed" // a change that has not won enough runs yet
 	Cheaper     Kind = "cheaper"     // posted: a better best
 	Worse       Kind = "worse"       // posted: the best got worse (Worse = post)
-	Held        Kind = "held"        // a worse best kept for the digest
+	Held        Kind = "held"        // a worse best kept for the digest; it becomes the reference
+	Reverted    Kind = "reverted"    // the best returned near a level it left silently; no post
 	Silenced    Kind = "silenced"    // state advanced, no post
 	Cooling     Kind = "cooldown"    // a post waits for the cooldown to end
 	Inhibited   Kind = "inhibited"   // vanished offers of a failing source
@@ -141,6 +157,41 @@ type Outcome struct {
 // Post reports whether the outcome is a Slack post.
 func (o Outcome) Post() bool { return o.Kind == Cheaper || o.Kind == Worse }
 
+// RevertWindow is how long after a silent move of the reference a return
+// near the level it left counts as a revert (the 7 days of the median).
+const RevertWindow = 7 * 24 * time.Hour
+
+// compare says whether cur is better or worse than ref beyond the margin
+// (a vanished ref makes any dearer best worse) and by how many percent of
+// the cost per million tokens it changed.
+func compare(ref, cur *Choice, r Rules, vanished bool) (pct float64, better, worse bool) {
+	if ref.CostPerMillionTokens > 0 {
+		pct = (cur.CostPerMillionTokens - ref.CostPerMillionTokens) / ref.CostPerMillionTokens * 100
+	}
+	absDrop := ref.PricePerGPUHour - cur.PricePerGPUHour
+	better = cur.CostPerMillionTokens < ref.CostPerMillionTokens &&
+		(-pct >= r.MinChangePct || r.MinChangeAbs > 0 && absDrop >= r.MinChangeAbs)
+	worse = !better && cur.CostPerMillionTokens > ref.CostPerMillionTokens &&
+		(vanished || pct >= r.MinChangePct || r.MinChangeAbs > 0 && -absDrop >= r.MinChangeAbs)
+	return pct, better, worse
+}
+
+// near reports whether cur is within the margin of a level (nil: no).
+func near(level, cur *Choice, r Rules) bool {
+	if level == nil || cur == nil {
+		return false
+	}
+	_, better, worse := compare(level, cur, r, false)
+	return !better && !worse
+}
+
+// settle makes cur the reference after a post (or a silenced one): the
+// levels left silently are forgotten.
+func settle(st *State, cur *Choice) {
+	st.Notified, st.Posted, st.Prior, st.Moved = cur, nil, nil, time.Time{}
+	st.Candidate, st.CandidateDir, st.Wins = nil, "", 0
+}
+
 // Decide applies the rules to one evaluation of a watch.
 func Decide(st State, in Input, r Rules) Outcome {
 	st.Version = 1
@@ -153,21 +204,15 @@ func Decide(st State, in Input, r Rules) Outcome {
 			out.Kind = Nothing
 			return out
 		}
-		out.Kind, out.State.Notified, out.New = Baseline, cur, cur
+		settle(&out.State, cur)
+		out.Kind, out.New = Baseline, cur
 		return out
 	}
 	vanished := in.Present != nil && !in.Present(last.Key)
 	out.Old, out.New, out.Vanished = last, cur, vanished
 	var better, worse bool
 	if cur != nil {
-		if last.CostPerMillionTokens > 0 {
-			out.ChangePct = (cur.CostPerMillionTokens - last.CostPerMillionTokens) / last.CostPerMillionTokens * 100
-		}
-		absDrop := last.PricePerGPUHour - cur.PricePerGPUHour
-		better = cur.CostPerMillionTokens < last.CostPerMillionTokens &&
-			(-out.ChangePct >= r.MinChangePct || r.MinChangeAbs > 0 && absDrop >= r.MinChangeAbs)
-		worse = !better && cur.CostPerMillionTokens > last.CostPerMillionTokens &&
-			(vanished || out.ChangePct >= r.MinChangePct || r.MinChangeAbs > 0 && -absDrop >= r.MinChangeAbs)
+		out.ChangePct, better, worse = compare(last, cur, r, vanished)
 	} else {
 		worse = vanished
 	}
@@ -213,13 +258,33 @@ func Decide(st State, in Input, r Rules) Outcome {
 	case in.Paused:
 		out.Kind = Paused
 		return out
+	case cur != nil && in.Now.Sub(st.Moved) <= RevertWindow && (near(st.Posted, cur, r) || near(st.Prior, cur, r)):
+		// Back near a level the reference left silently: the move it
+		// made (a glitch, a vanished offer) reverted; nothing is news.
+		out.Kind = Reverted
+		if near(st.Posted, cur, r) {
+			settle(&out.State, cur)
+			return out
+		}
+		out.State.Notified, out.State.Prior, out.State.Moved = cur, nil, in.Now
+		out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
+		return out
 	case worse && r.Worse != WorsePost:
+		// Shown in the digest only, and from now on the reference: a
+		// reference that no longer exists (the incumbent vanished or a
+		// glitch ended) would otherwise swallow every real change above it.
 		out.Kind = Held
+		if cur != nil {
+			if st.Posted == nil || in.Now.Sub(st.Moved) > RevertWindow {
+				out.State.Posted = last
+			}
+			out.State.Notified, out.State.Prior, out.State.Moved = cur, last, in.Now
+			out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
+		}
 		return out
 	case in.Silenced:
 		out.Kind = Silenced
-		out.State.Notified = cur
-		out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
+		settle(&out.State, cur)
 		return out
 	case !st.LastPosted.IsZero() && in.Now.Sub(st.LastPosted) < r.Cooldown:
 		out.Kind = Cooling
@@ -229,7 +294,7 @@ func Decide(st State, in Input, r Rules) Outcome {
 	if worse {
 		out.Kind = Worse
 	}
-	out.State.Notified, out.State.LastPosted = cur, in.Now
-	out.State.Candidate, out.State.CandidateDir, out.State.Wins = nil, "", 0
+	settle(&out.State, cur)
+	out.State.LastPosted = in.Now
 	return out
 }

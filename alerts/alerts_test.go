@@ -70,7 +70,20 @@ func TestDecide_Sequences(t *testing.T) {
 		{"AbsoluteMarginSuffices", noCool, []*alerts.Choice{choice(A, 1), {Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 0.94, Currency: "USD"},
 			{Key: B, CostPerMillionTokens: 0.99, PricePerGPUHour: 0.94, Currency: "USD"}}, nil, []int{2}, alerts.Cheaper},
 		{"GlitchOfTheIncumbentIsIgnored", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1), choice(A, 0.2), choice(A, 1), choice(A, 1)}, nil, nil, alerts.Nothing},
-		{"WorseIsDigestOnlyByDefault", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5), choice(A, 1.5)}, nil, nil, alerts.Held},
+		// Held for the digest, and from then on the reference.
+		{"WorseIsDigestOnlyByDefault", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5), choice(A, 1.5)}, nil, nil, alerts.Nothing},
+		// A real rise, then a real drop from the new level: the drop is news.
+		{"DropAfterHeldRisePosts", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5), choice(A, 1.2), choice(A, 1.2)}, nil, []int{4}, alerts.Cheaper},
+		// The incumbent vanishes (held) and comes back: a revert, not news.
+		{"VanishedBestReturnsSilently", noCool, []*alerts.Choice{choice(A, 1), choice(B, 1.2), choice(B, 1.2), choice(A, 1), choice(A, 1), choice(A, 1)},
+			nil, nil, alerts.Nothing},
+		// A ×10 glitch held for the digest, then back: nothing posts, and a
+		// real drop afterwards does.
+		{"UpwardGlitchRevertsSilently", noCool, []*alerts.Choice{choice(A, 1), choice(A, 10), choice(A, 10), choice(A, 10), choice(A, 10),
+			choice(A, 1), choice(A, 1), choice(A, 1), choice(A, 0.7), choice(A, 0.7)}, nil, []int{9}, alerts.Cheaper},
+		// A real drift up, then a glitch on top, then back to the drifted level.
+		{"GlitchOnTopOfARiseReverts", noCool, []*alerts.Choice{choice(A, 1), choice(A, 1.2), choice(A, 1.2), choice(A, 12), choice(A, 12),
+			choice(A, 1.2), choice(A, 1.2), choice(A, 1.2)}, nil, nil, alerts.Nothing},
 		{"WorsePostedWhenAsked", func() alerts.Rules { r := noCool; r.Worse = alerts.WorsePost; return r }(),
 			[]*alerts.Choice{choice(A, 1), choice(A, 1.5), choice(A, 1.5)}, nil, []int{2}, alerts.Worse},
 		{"VanishedBestHeld", noCool, []*alerts.Choice{choice(A, 1), choice(B, 1.2), choice(B, 1.2)}, nil, nil, alerts.Held},
@@ -129,5 +142,63 @@ func TestDecide_CooldownMerges(t *testing.T) {
 		if out[i].Kind != alerts.Cooling && out[i].Kind != alerts.Unconfirmed {
 			t.Errorf("evaluation %d inside the cooldown: %s", i, out[i].Kind)
 		}
+	}
+}
+
+// Issue 10 item 4: with the default rules (worse: digest), a ×0.1 glitch
+// for 4 runs posts once (unusual), its recovery posts nothing, and a real
+// 30% drop afterwards (0.0264 → 0.0185 per million tokens) is posted,
+// measured from the real level, not from the glitch.
+func TestDecide_GlitchThenRealDrop(t *testing.T) {
+	const real, drop = 0.0264, 0.0185
+	var seq []*alerts.Choice
+	add := func(cost float64, n int) {
+		for range n {
+			seq = append(seq, choice("a", cost))
+		}
+	}
+	add(real, 3)
+	add(real*0.1, 4)
+	add(real, 6)
+	add(drop, 3)
+	out := run(alerts.DefaultRules(), seq, func(i int, in *alerts.Input) { in.Median7d = real })
+	n, idx := posts(out)
+	if n != 2 {
+		t.Fatalf("posts at %v, want the glitch (unusual) and the real drop", idx)
+	}
+	if g := out[idx[0]]; !g.Unusual || idx[0] >= 7 {
+		t.Errorf("first post at %d (unusual %v), want the glitch", idx[0], g.Unusual)
+	}
+	d := out[idx[1]]
+	if idx[1] < 13 || d.Kind != alerts.Cheaper || d.Old.CostPerMillionTokens != real || d.New.CostPerMillionTokens != drop || d.Unusual {
+		t.Errorf("second post at %d: %s %v → %v unusual %v, want the real drop %v → %v", idx[1], d.Kind,
+			d.Old.CostPerMillionTokens, d.New.CostPerMillionTokens, d.Unusual, real, drop)
+	}
+	for i := 7; i < 13; i++ {
+		if out[i].Post() {
+			t.Errorf("the recovery posted at %d", i)
+		}
+	}
+	if got := out[len(out)-1].State.Notified.CostPerMillionTokens; got != drop {
+		t.Errorf("reference after the drop %v, want %v", got, drop)
+	}
+}
+
+// A return to a level left silently is a revert only within RevertWindow:
+// a week later, the same drop is news again.
+func TestDecide_RevertWindow(t *testing.T) {
+	r := alerts.DefaultRules()
+	r.Cooldown = 0
+	seq := []*alerts.Choice{choice("a", 1), choice("b", 1.2), choice("b", 1.2), choice("a", 1), choice("a", 1)}
+	late := func(i int, in *alerts.Input) {
+		if i >= 3 {
+			in.Now = in.Now.Add(alerts.RevertWindow + time.Hour)
+		}
+	}
+	if n, _ := posts(run(r, seq, nil)); n != 0 {
+		t.Errorf("a quick return posted %d times", n)
+	}
+	if n, idx := posts(run(r, seq, late)); n != 1 || idx[0] != 4 {
+		t.Errorf("a return after the window: posts at %v, want one at 4", idx)
 	}
 }

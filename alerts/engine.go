@@ -69,7 +69,14 @@ func (e *Engine) count(k string) {
 // the sources for inhibition, health posts and the degraded pause.
 func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot, health map[string]store.Health, enabled []string) error {
 	now := e.Now()
-	paused, err := e.sourceHealth(health, enabled, now)
+	paused, queued, err := e.sourceHealth(health, enabled, now)
+	// Health and degraded posts wake the sender like change posts do.
+	enqueued := queued > 0
+	defer func() {
+		if enqueued && e.Wake != nil {
+			e.Wake()
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -78,16 +85,12 @@ func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot, health map[s
 		return fmt.Errorf("silences: %w", err)
 	}
 	var errs []error
-	enqueued := false
 	for _, w := range e.Watches {
 		n, err := e.evaluate(snap, w, health, silences, paused, now)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("watch %s: %w", w.Name, err))
 		}
 		enqueued = enqueued || n > 0
-	}
-	if enqueued && e.Wake != nil {
-		e.Wake()
 	}
 	return errors.Join(errs...)
 }
@@ -257,8 +260,9 @@ type sourceState struct {
 // sourceHealth posts once when a source has failed FailingRuns runs in a
 // row and once when it recovers, and once when more than half the sources
 // fail (data quality degraded, change posts paused) and once when that
-// ends. It returns whether change posts are paused.
-func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, now time.Time) (bool, error) {
+// ends. It returns whether change posts are paused and how many messages
+// it enqueued.
+func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, now time.Time) (paused bool, queued int, err error) {
 	// Only sources that have run count: one not yet run is not failing,
 	// nor a reason to judge the others.
 	failing, known := 0, 0
@@ -271,7 +275,7 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		if !h.LastOK {
 			failing++
 		}
-		_, err := e.Store.Decide("source:"+name, func(raw []byte) (any, []store.Message, error) {
+		ids, err := e.Store.Decide("source:"+name, func(raw []byte) (any, []store.Message, error) {
 			var st sourceState
 			if raw != nil {
 				_ = json.Unmarshal(raw, &st)
@@ -286,12 +290,13 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 			}
 			return nil, nil, nil
 		})
+		queued += len(ids)
 		if err != nil {
-			return false, err
+			return false, queued, err
 		}
 	}
 	degraded := known > 0 && failing*2 > known
-	_, err := e.Store.Decide("degraded", func(raw []byte) (any, []store.Message, error) {
+	ids, err := e.Store.Decide("degraded", func(raw []byte) (any, []store.Message, error) {
 		var st sourceState
 		if raw != nil {
 			_ = json.Unmarshal(raw, &st)
@@ -302,7 +307,7 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		m, err := encode("degraded", "", DegradedMessage(failing, known, degraded), now)
 		return sourceState{Alerted: degraded}, []store.Message{m}, err
 	})
-	return degraded, err
+	return degraded, queued + len(ids), err
 }
 
 // payload is a Message as stored in the outbox.

@@ -21,6 +21,22 @@ type Outbox interface {
 	UpdateMessage(store.Message) error
 }
 
+// Pruner is an outbox that drops sent and failed messages created before a
+// time and says how many it dropped (the store is one).
+type Pruner interface {
+	PruneMessages(before time.Time) (int, error)
+}
+
+// The sender's own timing: it never sleeps longer than DefaultPoll, so a
+// message queued without a wake still goes out within seconds; it prunes
+// at most every PruneEvery, keeping sent and failed messages for
+// DefaultOutboxRetention unless told otherwise.
+const (
+	DefaultPoll            = 5 * time.Second
+	DefaultOutboxRetention = 30 * 24 * time.Hour
+	PruneEvery             = time.Hour
+)
+
 // Delivery bounds: backoff doubles from BackoffBase to BackoffMax on 5xx
 // and network errors; a message undelivered for MaxAge is given up.
 const (
@@ -38,6 +54,14 @@ type Sender struct {
 	Now      func() time.Time
 	// Result, if set, counts delivery results (sent, retry, failed).
 	Result func(string)
+	// Poll is the longest Run sleeps between looks at the outbox (0:
+	// DefaultPoll); a wake ends the sleep at once.
+	Poll time.Duration
+	// Retention is how long sent and failed messages are kept (0:
+	// DefaultOutboxRetention).
+	Retention time.Duration
+
+	pruned time.Time // last prune (Run's goroutine only)
 }
 
 func (s *Sender) count(r string) {
@@ -125,26 +149,60 @@ func decode(raw json.RawMessage) (Message, error) {
 	return Message{Text: p.Text, Blocks: p.Blocks.BlockSet}, nil
 }
 
-// Run delivers until ctx ends, waking on wake (new messages) or when the
-// next retry is due.
+// Run delivers until ctx ends, waking on wake (new messages), when the
+// next retry is due, or after Poll at the latest (a message queued without
+// a wake); it prunes the outbox every PruneEvery.
 func (s *Sender) Run(ctx context.Context, wake <-chan struct{}) {
+	poll := s.Poll
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
 	for {
+		if _, err := s.Prune(); err != nil && ctx.Err() == nil {
+			s.Log.Error("prune outbox", "err", err)
+		}
 		wait, err := s.DeliverDue(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.Log.Error("outbox", "err", err)
 			wait = BackoffBase
 		}
-		var timer <-chan time.Time
-		if wait > 0 {
-			timer = time.After(wait)
+		if wait <= 0 || wait > poll {
+			wait = poll
 		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
 		case <-wake:
-		case <-timer:
+		case <-timer.C:
 		}
+		timer.Stop()
 	}
+}
+
+// Prune drops sent and failed messages older than the retention, unless
+// it pruned less than PruneEvery ago, and returns how many it dropped.
+// Pending messages are never pruned.
+func (s *Sender) Prune() (int, error) {
+	p, ok := s.Outbox.(Pruner)
+	if !ok {
+		return 0, nil
+	}
+	now := s.Now()
+	if !s.pruned.IsZero() && now.Sub(s.pruned) < PruneEvery {
+		return 0, nil
+	}
+	s.pruned = now
+	keep := s.Retention
+	if keep <= 0 {
+		keep = DefaultOutboxRetention
+	}
+	n, err := p.PruneMessages(now.Add(-keep))
+	if n > 0 {
+		s.Log.Info("outbox pruned", "messages", n, "older_than", keep)
+	}
+	return n, err
 }
 
 // permanentSlackErrors are Slack error codes no retry can fix.

@@ -43,6 +43,7 @@ type Config struct {
 	UserAgent string  `yaml:"user_agent"`
 	Server    Server  `yaml:"server"`
 	Ranking   Ranking `yaml:"ranking"`
+	Ingest    Ingest  `yaml:"ingest"`
 	Alerts    Alerts  `yaml:"alerts"`
 	Digest    Digest  `yaml:"digest"`
 	Slack     Slack   `yaml:"slack"`
@@ -80,6 +81,9 @@ type Alerts struct {
 	// The rules every watch follows unless it overrides them.
 	alerts.Rules `yaml:",inline"`
 	Watches      []Watch `yaml:"watches"`
+	// OutboxRetention is how long sent and failed Slack messages stay in
+	// the outbox (and /v1/alerts) before they are pruned.
+	OutboxRetention time.Duration `yaml:"outbox_retention"`
 }
 
 // Watch is a ranking whose best offer is watched for changes: a workload,
@@ -182,7 +186,8 @@ func Default() *Config {
 			IdleTimeout:       60 * time.Second,
 		},
 		Ranking: Ranking{ReliabilityFloor: 0.95, BaseCurrency: "USD"},
-		Alerts:  Alerts{Rules: alerts.DefaultRules()},
+		Ingest:  DefaultIngest(),
+		Alerts:  Alerts{Rules: alerts.DefaultRules(), OutboxRetention: alerts.DefaultOutboxRetention},
 		Digest:  Digest{Enabled: true, Schedule: "0 9 * * *", RunnersUp: 3},
 		Sources: map[string]Source{},
 	}
@@ -260,7 +265,7 @@ func (c *Config) Decode(r io.Reader) error {
 		return errors.New("the top level must be a mapping")
 	}
 	scalars := map[string]*string{"db": &c.DB, "log_level": &c.LogLevel, "user_agent": &c.UserAgent}
-	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned,
+	parts := map[string]any{"server": &c.Server, "ranking": &c.Ranking, "ingest": &c.Ingest, "alerts": &c.Alerts, "slack": &c.Slack, "owned": &c.Owned,
 		"digest": &c.Digest, "workloads": &c.Workloads}
 	if err := noDuplicateKeys(root, ""); err != nil {
 		return err
@@ -455,6 +460,7 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 	if c.Ranking.BaseCurrency != "USD" && c.Ranking.BaseCurrency != "EUR" && c.Ranking.BaseCurrency != "CNY" {
 		bad("ranking.base_currency", "must be USD, EUR or CNY")
 	}
+	c.Ingest.validate(bad)
 	checkRules := func(f string, r alerts.Rules) {
 		switch {
 		case r.MinChangePct < 0:
@@ -474,6 +480,9 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 		}
 	}
 	checkRules("alerts", c.Alerts.Rules)
+	if c.Alerts.OutboxRetention < time.Hour {
+		bad("alerts.outbox_retention", "must be at least 1h, got %s", c.Alerts.OutboxRetention)
+	}
 	if c.Digest.Enabled {
 		if _, err := cron.ParseStandard(c.Digest.Schedule); err != nil {
 			bad("digest.schedule", "%v", err)

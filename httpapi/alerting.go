@@ -16,6 +16,7 @@ const (
 	StatusDisabled = pipeline.StatusDisabled
 	StatusStale    = pipeline.StatusStale
 	StatusPending  = pipeline.StatusPending
+	StatusSuspect  = pipeline.StatusSuspect
 )
 
 // SourceStatus is one source in /v1/sources.
@@ -53,22 +54,14 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 	if status != "" && status != store.Pending && status != store.Sent && status != store.Failed {
 		return pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent or failed, got %q", status)
 	}
-	all, err := s.backend.Messages(0)
+	page, err := s.backend.Outbox(status, limit)
 	if err != nil {
 		return err
 	}
-	resp := AlertsResponse{Messages: []store.Message{}}
-	for _, m := range all {
-		switch m.Status {
-		case store.Pending:
-			resp.Pending++
-		case store.Failed:
-			resp.Failed++
-		}
-		if (status == "" || m.Status == status) && len(resp.Messages) < limit {
-			m.Payload = nil // the text says it; blocks stay in the store
-			resp.Messages = append(resp.Messages, m)
-		}
+	resp := AlertsResponse{Pending: page.Pending, Failed: page.Failed, Messages: []store.Message{}}
+	for _, m := range page.Messages {
+		m.Payload = nil // the text says it; blocks stay in the store
+		resp.Messages = append(resp.Messages, m)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -1,6 +1,7 @@
 // Package httpapi serves pricewatch's query endpoints. Handlers only read
 // the current ranking snapshot (rebuilt after each scrape, never on the
-// request path); rendered answers are cached per snapshot. Every error is
+// request path); rendered answers are cached per snapshot under canonical
+// keys, within rank.MemoMaxEntries and rank.MemoMaxBytes. Every error is
 // JSON: {"error": "..."} with a 4xx for a bad request, never a panic.
 package httpapi
 
@@ -31,6 +32,7 @@ type Backend interface {
 	Config() *config.Config
 	Statuses() []pipeline.SourceStatus
 	Messages(limit int) ([]store.Message, error)
+	Outbox(status string, limit int) (store.OutboxPage, error)
 	Digest() ([]alerts.Message, error)
 	Enqueue(kind string, m alerts.Message) error
 }
@@ -75,7 +77,7 @@ func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log
 		case http.MethodPost:
 			return s.addSilence(w, r)
 		}
-		w.Header().Set("Allow", "GET, POST")
+		w.Header().Set("Allow", "GET, HEAD, POST")
 		return pricewatch.Errorf(EMethod, "method %s not allowed on %s", r.Method, r.URL.Path)
 	}))
 	s.handle("/v1/silences/{id}", http.MethodDelete, s.removeSilence)
@@ -84,7 +86,11 @@ func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log
 	s.handle("/v1/profiles", http.MethodGet, s.listProfiles)
 	s.handle("/v1/profiles/{card}/{workload}", http.MethodPut, s.putProfile)
 	s.handle("/healthz", http.MethodGet, s.healthz)
-	s.mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})
+	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		metrics.ServeHTTP(w, r)
+		return nil
+	})
 	s.handle("/", "", func(w http.ResponseWriter, r *http.Request) error {
 		return pricewatch.Errorf(pricewatch.ENotFound, "no such endpoint %s (see /v1/best, /v1/plan, /v1/offers, /v1/sources, /v1/profiles, /healthz, /metrics)", r.URL.Path)
 	})
@@ -100,7 +106,8 @@ func (s *Server) handle(pattern, method string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, s.wrap(pattern, method, h))
 }
 
-// wrap adds the method check, JSON errors, panic recovery and metrics.
+// wrap adds the method check (a GET handler answers HEAD too; any other
+// method gets 405 with Allow), JSON errors, panic recovery and metrics.
 func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -114,7 +121,11 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 			s.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 		}()
 		if method != "" && r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
-			rec.Header().Set("Allow", method)
+			allow := method
+			if method == http.MethodGet {
+				allow = "GET, HEAD"
+			}
+			rec.Header().Set("Allow", allow)
 			writeJSON(rec, http.StatusMethodNotAllowed, map[string]string{"error": fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path)})
 			return
 		}

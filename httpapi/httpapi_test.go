@@ -206,7 +206,7 @@ func TestAPI_BadRequests(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/best?workload=lora-7b", strings.NewReader("{}")))
-	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Body.String(), `"error"`) || rec.Header().Get("Allow") != "GET" {
+	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Body.String(), `"error"`) || rec.Header().Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST: %d %s", rec.Code, rec.Body)
 	}
 }
@@ -244,8 +244,8 @@ func TestOffers_Filters(t *testing.T) {
 	}
 	_, body = h.get(t, "/v1/offers?source=azure&mode=reserved-1y&limit=10000")
 	r = decode[httpapi.OffersResponse](t, body)
-	if r.Total != 16 || r.Count != 16 {
-		t.Errorf("azure reserved-1y: total %d count %d, want 16 (golden)", r.Total, r.Count)
+	if r.Total != 17 || r.Count != 17 {
+		t.Errorf("azure reserved-1y: total %d count %d, want 17 (golden: the 16 sizes of before and ND96isrf_H100_v5)", r.Total, r.Count)
 	}
 	for _, o := range r.Offers {
 		if o.Source != "azure" || o.Mode != pricewatch.ModeReserved1Y {
@@ -305,7 +305,7 @@ func TestSources_Status(t *testing.T) {
 		if s.Status != httpapi.StatusOK || s.LastSuccess == nil || s.LastRun == nil || s.Schedule == "" {
 			t.Errorf("%+v", s)
 		}
-		if s.Name == "vast" && (s.Offers != 1318 || s.UnknownGPUs["RTX A5000 (24 GB)"] == 0) {
+		if s.Name == "vast" && (s.Offers != 1318 || s.UnknownGPUs["A100X (80 GB)"] == 0 || s.UnknownGPUs["RTX A5000 (24 GB)"] != 0) {
 			t.Errorf("vast: offers %d unknown %v", s.Offers, s.UnknownGPUs)
 		}
 	}

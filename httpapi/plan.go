@@ -47,10 +47,17 @@ func DecodeSpec(r io.Reader) (rank.JobSpec, error) {
 		}
 		return spec, pricewatch.Errorf(pricewatch.EInvalid, "invalid job spec: %v", err)
 	}
-	if dec.More() {
+	if trailing(dec) {
 		return spec, pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the job spec")
 	}
 	return spec, nil
+}
+
+// trailing reports whether anything but white space follows the value dec
+// has read: a second object, a stray brace, garbage.
+func trailing(dec *json.Decoder) bool {
+	var extra json.RawMessage
+	return dec.Decode(&extra) != io.EOF
 }
 
 // Plan answers a job spec from the snapshot, with owned hardware.
@@ -170,8 +177,11 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if err := dec.Decode(&body); err != nil {
 		return pricewatch.Errorf(pricewatch.EInvalid, "invalid body: %v (want {\"tokens_per_second\": N, \"note\": \"…\"})", err)
 	}
-	if !(body.TokensPerSecond > 0 && body.TokensPerSecond < 1e7) {
-		return pricewatch.Errorf(pricewatch.EInvalid, "tokens_per_second: must be within (0, 1e7)")
+	if trailing(dec) {
+		return pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the profile (want one {\"tokens_per_second\": N, \"note\": \"…\"})")
+	}
+	if !(body.TokensPerSecond >= rank.MinProfileTokensPerSecond && body.TokensPerSecond < rank.MaxProfileTokensPerSecond) {
+		return pricewatch.Errorf(pricewatch.EInvalid, "tokens_per_second: must be within %g..%g", float64(rank.MinProfileTokensPerSecond), float64(rank.MaxProfileTokensPerSecond))
 	}
 	if len(body.Note) > 500 {
 		return pricewatch.Errorf(pricewatch.EInvalid, "note: at most 500 characters")

@@ -178,6 +178,23 @@ func TestPlan_BadSpecs(t *testing.T) {
 		{"BadCard", `{"workload": "lora-7b", "tokens": 1, "card": "RTX-9090"}`, "card"},
 		{"Trailing", `{"workload": "lora-7b", "tokens": 1} {}`, "trailing data"},
 		{"TooLarge", `{"workload": "lora-7b", "tokens": 1, "card": "` + strings.Repeat("x", 2<<20) + `"}`, "larger than"},
+		// Numbers no job has (the issue: 1e300 peak tokens/s planned
+		// −9223372036854775808 GPUs) name their field.
+		{"Peak1e300", `{"workload":"serve-7b","peak_tokens_per_second":1e300}`, "peak_tokens_per_second:"},
+		{"PeakAboveBound", `{"workload":"serve-7b","peak_tokens_per_second":1e9}`, "peak_tokens_per_second:"},
+		{"NegativePeak", `{"workload":"serve-7b","peak_tokens_per_second":-1}`, "peak_tokens_per_second:"},
+		{"Hours1e300", `{"workload":"serve-7b","peak_tokens_per_second":100,"hours_per_month":1e300}`, "hours_per_month:"},
+		{"Tokens1e300", `{"workload":"lora-7b","tokens":1e300}`, "tokens:"},
+		{"FractionOfAToken", `{"workload":"lora-7b","tokens":1e-300}`, "tokens:"},
+		{"HugeConcurrency", `{"workload":"serve-7b","concurrency":9223372036854775807}`, "concurrency:"},
+		{"ConcurrencyOverflowsInt", `{"workload":"serve-7b","concurrency":1e30}`, "concurrency:"},
+		{"HugeContext", `{"workload":"serve-7b","context":9223372036854775807}`, "context:"},
+		{"NegativeContext", `{"workload":"serve-7b","context":-5}`, "context:"},
+		{"HugeOutput", `{"workload":"serve-7b","output_tokens":4611686018427387904}`, "output_tokens:"},
+		{"TinyRequestRate", `{"workload":"serve-7b","request_rate":1e-300,"peak_tokens_per_second":100}`, "request_rate:"},
+		{"TinyModel", `{"model":{"params_b":1e-300,"layers":1,"hidden":1,"heads":1},"tokens":1e6}`, "model.params_b:"},
+		{"HiddenHuge", `{"workload":"lora-7b","tokens":1e6,"hidden":{"egress_gb":1e300}}`, "hidden.egress_gb:"},
+		{"HiddenPriceHuge", `{"workload":"lora-7b","tokens":1e6,"hidden":{"egress_price_gb":1e300}}`, "hidden.egress_price_gb:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, body := h.do(t, http.MethodPost, "/v1/plan", c.body, "")

@@ -187,8 +187,8 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("best|%s|%s|%s|%s|%d|%g|%v", q.Workload, q.Card, q.Currency, modesKey(q.Modes), q.MaxGPUs, q.Utilization, q.AnyAvailability)
-	body, err := snap.Memo(key, func() (any, error) {
+	q = q.canonical()
+	body, err := snap.Memo(q.cacheKey(), func() ([]byte, error) {
 		resp, err := Best(snap, q)
 		if err != nil {
 			return nil, err
@@ -199,16 +199,32 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeBytes(w, http.StatusOK, body.([]byte))
+	writeBytes(w, http.StatusOK, body)
 	return nil
 }
 
-func modesKey(ms []pricewatch.Mode) string {
-	s := make([]string, len(ms))
-	for i, m := range ms {
-		s[i] = string(m)
+// canonical is the query with its modes in the one order of
+// pricewatch.Modes, once each: "spot,ondemand" and "ondemand,spot,spot"
+// ask the same question and get the same (cached) answer.
+func (q BestQuery) canonical() BestQuery {
+	order := pricewatch.Modes()
+	ms := slices.Clone(q.Modes)
+	slices.SortFunc(ms, func(a, b pricewatch.Mode) int { return slices.Index(order, a) - slices.Index(order, b) })
+	q.Modes = slices.Compact(ms)
+	q.Currency = strings.ToUpper(q.Currency)
+	return q
+}
+
+// cacheKey is a canonical query's key in the snapshot's answer cache:
+// every field that changes the answer, each in one spelling (validated
+// names, sorted modes, upper-case currency, the shortest float form).
+func (q BestQuery) cacheKey() string {
+	modes := make([]string, len(q.Modes))
+	for i, m := range q.Modes {
+		modes[i] = string(m)
 	}
-	return strings.Join(s, ",")
+	return fmt.Sprintf("best|%s|%s|%s|%s|%d|%s|%t", q.Workload, q.Card, q.Currency, strings.Join(modes, ","), q.MaxGPUs,
+		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability)
 }
 
 // OffersResponse is the /v1/offers answer.

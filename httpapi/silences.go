@@ -91,6 +91,9 @@ func (s *Server) addSilence(w http.ResponseWriter, r *http.Request) error {
 	if err := dec.Decode(&b); err != nil {
 		return pricewatch.Errorf(pricewatch.EInvalid, "invalid body: %v (want {\"watch\", \"for\", \"reason\"})", err)
 	}
+	if trailing(dec) {
+		return pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the silence (want one {\"watch\", \"for\", \"reason\"})")
+	}
 	silence, err := NewSilence(b, sl.WatchNames(), time.Now().UTC())
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,34 +24,103 @@ import (
 // MaxSlashBody caps a slash-command request (Slack sends a small form).
 const MaxSlashBody = 16 << 10
 
-// replays remembers verified signatures until their timestamps expire, so
-// a captured request cannot be played again within Slack's 5 minutes.
+// Slack refuses a request timestamp more than SlackWindow from now, so a
+// signature is remembered for SlackWindow past the later of its timestamp
+// and now, plus a minute of clock skew; a writing command's outcome is
+// remembered for SlackRequestTTL under the request's identity.
+const (
+	SlackWindow     = 5 * time.Minute
+	SlackRequestTTL = 24 * time.Hour
+)
+
+// SlackGuard is the optional part of a Backend that remembers verified
+// Slack requests in the store, so that neither a replay nor a repeated
+// request gets through after a restart (*store.Store implements it; a
+// Backend may also hand out its store with a Store method).
+type SlackGuard interface {
+	FirstSlackSignature(sig []byte, expires, now time.Time) (bool, error)
+	AddSilenceOnce(requestID string, sl store.Silence, expires, now time.Time) (store.Silence, bool, error)
+}
+
+var _ SlackGuard = (*store.Store)(nil)
+
+func (s *Server) slackGuard() SlackGuard {
+	switch b := s.backend.(type) {
+	case SlackGuard:
+		return b
+	case interface{ Store() *store.Store }:
+		if st := b.Store(); st != nil {
+			return st
+		}
+	}
+	return nil
+}
+
+// replays remembers verified signatures in memory, for a backend without
+// a SlackGuard: keyed on the decoded signature, until it expires.
 type replays struct {
 	mu   sync.Mutex
 	seen map[string]time.Time
 }
 
-func (r *replays) first(sig string, now time.Time) bool {
+func (r *replays) first(sig []byte, expires, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen == nil {
 		r.seen = map[string]time.Time{}
 	}
 	for k, exp := range r.seen {
-		if now.After(exp) {
+		if !exp.After(now) {
 			delete(r.seen, k)
 		}
 	}
-	if _, ok := r.seen[sig]; ok {
+	if _, ok := r.seen[string(sig)]; ok {
 		return false
 	}
-	r.seen[sig] = now.Add(6 * time.Minute)
+	r.seen[string(sig)] = expires
 	return true
+}
+
+// slackSignature decodes a verified X-Slack-Signature ("v0=" and 64 hex
+// digits of either case) to its 32 bytes: the one key of a request however
+// its hex is spelled.
+func slackSignature(h http.Header) ([]byte, error) {
+	sig, ok := strings.CutPrefix(h.Get("X-Slack-Signature"), "v0=")
+	if !ok {
+		return nil, fmt.Errorf("no v0 signature")
+	}
+	b, err := hex.DecodeString(sig)
+	if err != nil || len(b) == 0 {
+		return nil, fmt.Errorf("signature is not hex")
+	}
+	return b, nil
+}
+
+// slackExpiry is when a request signed at the header's timestamp can no
+// longer be accepted (the verifier has checked the timestamp).
+func slackExpiry(h http.Header, now time.Time) time.Time {
+	at := now
+	if ts, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64); err == nil && time.Unix(ts, 0).After(now) {
+		at = time.Unix(ts, 0)
+	}
+	return at.Add(SlackWindow + time.Minute)
+}
+
+// requestID is a slash command's identity: Slack's trigger_id, unique per
+// invocation, within its workspace; without one, the signature (unique to
+// the timestamp and body).
+func requestID(cmd slack.SlashCommand, sig []byte) string {
+	if cmd.TriggerID != "" {
+		return "trigger:" + cmd.EnterpriseID + "/" + cmd.TeamID + "\x00" + cmd.TriggerID
+	}
+	return "sig:" + hex.EncodeToString(sig)
 }
 
 // slash answers POST /slack/command: requests verified with the signing
 // secret (slack-go's SecretsVerifier: missing, wrong or stale signatures are
-// refused, and a replayed one too), answered at once and ephemeral.
+// refused), answered at once and ephemeral. A replayed request (the same
+// signature, however its hex is spelled, before or after a restart) is
+// refused, and a writing command (silence) writes once per Slack request.
 func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
 	secret := s.backend.Config().Slack.SigningSecret
 	if secret == "" {
@@ -70,7 +140,20 @@ func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Ensure(); err != nil {
 		return pricewatch.Errorf(EUnauthorized, "bad signature")
 	}
-	if !s.replays.first(r.Header.Get("X-Slack-Signature"), time.Now()) {
+	sig, err := slackSignature(r.Header)
+	if err != nil {
+		return pricewatch.Errorf(EUnauthorized, "bad signature")
+	}
+	now := time.Now()
+	first := false
+	if g := s.slackGuard(); g != nil {
+		if first, err = g.FirstSlackSignature(sig, slackExpiry(r.Header, now), now); err != nil {
+			return fmt.Errorf("record slack signature: %w", err)
+		}
+	} else {
+		first = s.replays.first(sig, slackExpiry(r.Header, now), now)
+	}
+	if !first {
 		return pricewatch.Errorf(EUnauthorized, "replayed request")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -78,7 +161,7 @@ func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return pricewatch.Errorf(pricewatch.EInvalid, "not a slash command: %v", err)
 	}
-	text, blocks := s.command(cmd)
+	text, blocks := s.command(cmd, requestID(cmd, sig))
 	msg := slack.Msg{ResponseType: slack.ResponseTypeEphemeral, Text: text}
 	if len(blocks) > 0 {
 		msg.Blocks = slack.Blocks{BlockSet: blocks}
@@ -94,8 +177,9 @@ func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
 const slashHelp = "Usage: `/pricewatch best [workload] [card]` · `/pricewatch plan <workload> <tokens> [currency] [card]` · " +
 	"`/pricewatch status` · `/pricewatch silence <watch|*> <duration> <reason>` · `/pricewatch silence list` · `/pricewatch silence remove <id>`"
 
-// command runs a slash command's text and returns the answer.
-func (s *Server) command(cmd slack.SlashCommand) (string, []slack.Block) {
+// command runs a slash command's text and returns the answer; id is the
+// Slack request's identity, on which writing commands are idempotent.
+func (s *Server) command(cmd slack.SlashCommand, id string) (string, []slack.Block) {
 	args := strings.Fields(cmd.Text)
 	if len(args) == 0 {
 		return slashHelp, nil
@@ -108,7 +192,7 @@ func (s *Server) command(cmd slack.SlashCommand) (string, []slack.Block) {
 	case "status":
 		return s.slashStatus()
 	case "silence", "mute":
-		return s.slashSilence(args[1:], cmd.UserName)
+		return s.slashSilence(args[1:], cmd.UserName, id)
 	}
 	return "Unknown command `" + escape(args[0]) + "`. " + slashHelp, nil
 }
@@ -237,16 +321,8 @@ func (s *Server) slashStatus() (string, []slack.Block) {
 			bad = append(bad, fmt.Sprintf("• %s %s: %s", x.Name, x.Status, escape(truncateText(x.LastError, 120))))
 		}
 	}
-	msgs, _ := s.backend.Messages(0)
-	pending, failed := 0, 0
-	for _, m := range msgs {
-		switch m.Status {
-		case store.Pending:
-			pending++
-		case store.Failed:
-			failed++
-		}
-	}
+	page, _ := s.backend.Outbox("", 1) // the counts; no list needed
+	pending, failed := page.Pending, page.Failed
 	text := fmt.Sprintf("*Sources*: %d ok, %d failing, %d stale, %d disabled, %d pending · *Slack outbox*: %d pending, %d failed",
 		counts[StatusOK], counts[StatusFailing], counts[StatusStale], counts[StatusDisabled], counts[StatusPending], pending, failed)
 	if v := s.backend.View(); v != nil && v.Snapshot != nil {
@@ -258,7 +334,7 @@ func (s *Server) slashStatus() (string, []slack.Block) {
 	return text, nil
 }
 
-func (s *Server) slashSilence(args []string, user string) (string, []slack.Block) {
+func (s *Server) slashSilence(args []string, user, id string) (string, []slack.Block) {
 	sl, err := s.silencer()
 	if err != nil {
 		return err.Error(), nil
@@ -290,12 +366,20 @@ func (s *Server) slashSilence(args []string, user string) (string, []slack.Block
 		}
 		return fmt.Sprintf("Silence %d removed.", id), nil
 	case len(args) >= 3:
+		now := time.Now().UTC()
 		silence, err := NewSilence(SilenceBody{Watch: args[0], For: args[1], Reason: strings.Join(args[2:], " "), CreatedBy: "slack:" + user},
-			sl.WatchNames(), time.Now().UTC())
+			sl.WatchNames(), now)
 		if err != nil {
 			return escape(err.Error()), nil
 		}
-		if silence.ID, err = sl.AddSilence(silence); err != nil {
+		// The same Slack request (a retry, a replay that got this far)
+		// answers with the silence it made the first time.
+		if g := s.slackGuard(); g != nil && id != "" {
+			silence, _, err = g.AddSilenceOnce(id, silence, now.Add(SlackRequestTTL), now)
+		} else {
+			silence.ID, err = sl.AddSilence(silence)
+		}
+		if err != nil {
 			return err.Error(), nil
 		}
 		return fmt.Sprintf("Silenced %s until %s (silence %d): %s. Decisions still advance, so nothing floods out when it ends.",

@@ -1,15 +1,11 @@
 package httpapi_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,15 +33,8 @@ func slashHarness(t *testing.T, secret string) *harness {
 func signed(text, secret string, at time.Time) *http.Request {
 	form := url.Values{"command": {"/pricewatch"}, "text": {text}, "user_name": {"ana"}, "team_id": {"T1"},
 		"channel_id": {"C1"}, "response_url": {"https://hooks.slack.com/commands/x"}}
-	body := form.Encode()
-	ts := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("v0:" + ts + ":" + body))
-	req := httptest.NewRequest(http.MethodPost, "/slack/command", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-	return req
+	req := signForm(form, secret, at)
+	return req.request(req.hexSig)
 }
 
 func (h *harness) serve(req *http.Request) *httptest.ResponseRecorder {
@@ -67,6 +56,12 @@ func TestSlash_Commands(t *testing.T) {
 		{"best nope", "unknown workload"},
 		{"plan full-ft-7b 15e6 CNY", "Plan: full-ft-7b, 15e6"},
 		{"plan serve-7b 300", "GPUs needed"},
+		// strconv reads NaN and Inf: refused naming the field, like 1e300.
+		{"plan serve-7b 1e300", "Cannot plan: peak_tokens_per_second"},
+		{"plan serve-7b NaN", "Cannot plan: peak_tokens_per_second"},
+		{"plan serve-7b -Inf", "Cannot plan: peak_tokens_per_second"},
+		{"plan lora-7b Inf", "Cannot plan: tokens"},
+		{"plan lora-7b NaN", "Cannot plan: tokens"},
 		{"status", "Sources"},
 		{"silence lora-7b/spot 2h migrating the cluster", "Silenced lora-7b/spot"},
 		{"silence list", "migrating the cluster"},
@@ -164,6 +159,9 @@ func TestAlertsAndSilencesEndpoints(t *testing.T) {
 	}
 	if code, _ := h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"1h","reason":"deploy"}`, ""); code != 401 {
 		t.Errorf("add silence without the token: %d", code)
+	}
+	if code, body := h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"1h","reason":"x"}]`, "tok"); code != 400 || !strings.Contains(string(body), "trailing data") {
+		t.Errorf("trailing JSON after a silence: %d %s", code, body)
 	}
 	if code, body := h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"forever","reason":"x"}`, "tok"); code != 400 || !strings.Contains(string(body), "for:") {
 		t.Errorf("bad duration: %d %s", code, body)

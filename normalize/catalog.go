@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,10 +37,25 @@ type Catalog struct {
 
 type aliasKey struct{ source, name string }
 
+// alias is one card a name can denote. A memory-only alias (aliases.csv
+// memory_gb set) applies only to observations that state a memory: "RTX
+// 4090" is the 24 GB card unless 48 GB is stated.
 type alias struct {
-	memoryGB float64 // 0: any
-	card     string
+	card       string
+	memoryOnly bool
 }
+
+// MemoryTolerance is how far, as a share of a card's memory, the memory an
+// observation or its name states may be from the card's and still name it.
+// Sources state memory in GiB or GB and as total or usable memory: "80GB"
+// HBM is 80 GiB (Vast reports 79.6), "288GB" B300 is 268 GiB of which
+// Verda reports 262 (-9.0%), GDDR cards with ECC on lose 1/16 (an A40
+// reports 45 of 48, -6.25%), and Vultr states its 180 GB B200 as 192
+// (+6.7%). 10% covers all of these, while same-name variants sit further
+// apart (RTX 3080 10/12 GB, H100 80/94 GB, GH200 96/144 GB, H20 96/141 GB,
+// RTX 4090 24/48 GB); a stated memory that fits no candidate, or fits two,
+// leaves the name unknown.
+const MemoryTolerance = 0.10
 
 // DefaultCatalog returns the embedded card list and aliases, parsed once
 // (a Catalog is read-only and safe to share). It panics only if the
@@ -54,7 +70,11 @@ var defaultCatalog = sync.OnceValue(func() *Catalog {
 	return c
 })
 
-// LoadCatalog reads cards (cards.csv layout) and aliases (source,name,memory_gb,card).
+// LoadCatalog reads cards (cards.csv layout) and aliases
+// (source,name,memory_gb,card; memory_gb, when set, makes the row apply
+// only where a memory is stated and must be its card's). An alias whose
+// name states a memory size or form factor its card does not have is an
+// error: the guards of Resolve would never let it match.
 func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
 	c := &Catalog{cards: map[string]pricewatch.Card{}, aliases: map[aliasKey][]alias{}}
 	rows, err := readCSV(cards)
@@ -69,11 +89,13 @@ func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
 		if _, dup := c.cards[card.ID]; dup {
 			return nil, fmt.Errorf("cards row %d: duplicate id %q", i+2, card.ID)
 		}
+		if why := Contradicts(card.ID, card); why != "" {
+			return nil, fmt.Errorf("cards row %d: id %s: %s", i+2, card.ID, why)
+		}
 		c.cards[card.ID] = card
 		c.ids = append(c.ids, card.ID)
 		// Every canonical id is its own alias for every source.
-		k := aliasKey{"*", Fold(card.ID)}
-		c.aliases[k] = append(c.aliases[k], alias{card: card.ID})
+		c.addAlias("*", card.ID, alias{card: card.ID})
 	}
 	sort.Strings(c.ids)
 	arows, err := readCSV(aliases)
@@ -81,20 +103,42 @@ func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
 		return nil, fmt.Errorf("read aliases: %w", err)
 	}
 	for i, r := range arows {
-		card := r["card"]
-		if _, ok := c.cards[card]; !ok {
-			return nil, fmt.Errorf("aliases row %d: unknown card %q", i+2, card)
+		card, ok := c.cards[r["card"]]
+		if !ok {
+			return nil, fmt.Errorf("aliases row %d: unknown card %q", i+2, r["card"])
 		}
-		a := alias{card: card}
+		if r["source"] == "" || Fold(r["name"]) == "" {
+			return nil, fmt.Errorf("aliases row %d: empty source or name", i+2)
+		}
+		if why := Contradicts(r["name"], card); why != "" {
+			return nil, fmt.Errorf("aliases row %d: %q cannot name %s: %s", i+2, r["name"], card.ID, why)
+		}
+		a := alias{card: card.ID}
 		if m := r["memory_gb"]; m != "" {
-			if a.memoryGB, err = strconv.ParseFloat(m, 64); err != nil {
+			gb, err := strconv.ParseFloat(m, 64)
+			if err != nil {
 				return nil, fmt.Errorf("aliases row %d: memory_gb: %w", i+2, err)
 			}
+			if gb <= 0 || !MemoryAgrees(card.MemoryGB, gb) {
+				return nil, fmt.Errorf("aliases row %d: memory_gb %g is not the %g GB of %s", i+2, gb, card.MemoryGB, card.ID)
+			}
+			a.memoryOnly = true
 		}
-		k := aliasKey{r["source"], Fold(r["name"])}
-		c.aliases[k] = append(c.aliases[k], a)
+		c.addAlias(r["source"], r["name"], a)
 	}
 	return c, nil
+}
+
+func (c *Catalog) addAlias(source, name string, a alias) {
+	k := aliasKey{source, Fold(name)}
+	for i, b := range c.aliases[k] {
+		if b.card == a.card {
+			// The same card twice: the row that needs no memory wins.
+			c.aliases[k][i].memoryOnly = b.memoryOnly && a.memoryOnly
+			return
+		}
+	}
+	c.aliases[k] = append(c.aliases[k], a)
 }
 
 func readCSV(r io.Reader) ([]map[string]string, error) {
@@ -131,8 +175,8 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 			return 0, nil
 		}
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", col, err)
+		if err != nil || v < 0 || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("%s: not a non-negative number: %q", col, s)
 		}
 		return v, nil
 	}
@@ -151,14 +195,38 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 	}{
 		{&c.MemoryGB, "memory_gb"}, {&c.BandwidthGBs, "memory_bandwidth_gbs"},
 		{&c.BF16TFLOPS, "bf16_dense_tflops"}, {&c.FP16TFLOPS, "fp16_dense_tflops"},
-		{&c.FP8TFLOPS, "fp8_dense_tflops"}, {&c.FP4TFLOPS, "fp4_dense_tflops"}, {&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"},
+		{&c.FP8TFLOPS, "fp8_dense_tflops"}, {&c.FP4TFLOPS, "fp4_dense_tflops"}, {&c.FP32TFLOPS, "fp32_tflops"},
+		{&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"},
 	} {
 		if *f.dst, err = num(f.col); err != nil {
 			return c, err
 		}
 	}
-	if c.MemoryGB <= 0 || c.TrainPeakTFLOPS() <= 0 {
-		return c, fmt.Errorf("card %s: memory and a 16-bit tensor rate are required", c.ID)
+	// bf16 states whether the card has bfloat16; a file without the
+	// column says so through the BF16 rate alone.
+	switch r["bf16"] {
+	case "yes":
+		c.BF16 = true
+	case "no":
+	case "":
+		c.BF16 = c.BF16TFLOPS > 0
+	default:
+		return c, fmt.Errorf("card %s: bf16 %q: want yes or no", c.ID, r["bf16"])
+	}
+	if c.BF16 != (c.BF16TFLOPS > 0) {
+		return c, fmt.Errorf("card %s: bf16 %q disagrees with bf16_dense_tflops %q", c.ID, r["bf16"], r["bf16_dense_tflops"])
+	}
+	switch r["fp16_slow"] {
+	case "yes":
+		c.FP16Slow = true
+	case "no", "":
+	default:
+		return c, fmt.Errorf("card %s: fp16_slow %q: want yes or no", c.ID, r["fp16_slow"])
+	}
+	// A card without a usable 16-bit rate (consumer Pascal, Maxwell) is
+	// still a card offers name; it has an FP32 rate and no estimate.
+	if c.MemoryGB <= 0 || c.TrainPeakTFLOPS() <= 0 && c.FP32TFLOPS <= 0 {
+		return c, fmt.Errorf("card %s: memory and a 16-bit tensor rate (or, without one, an FP32 rate) are required", c.ID)
 	}
 	return c, nil
 }
@@ -189,9 +257,16 @@ func Fold(name string) string {
 	return strings.Join(out, " ")
 }
 
-// Resolve maps a GPU name as a source writes it (and the memory per GPU the
-// source states, 0 if none) to a canonical card id. ok is false when no
-// alias matches or several cards do.
+// Resolve maps a GPU name as a source writes it, and the memory of one
+// whole GPU the source states (also for a share of a GPU; 0 if none), to a
+// canonical card id. The name is looked up among the source's aliases, or
+// if it has none among the generic ("*") ones. Of the cards it can name,
+// only those survive whose memory agrees with the stated one (within
+// MemoryTolerance); memory-only aliases need a stated memory; and a memory
+// size or form factor the name itself states ("80GB", SXM, PCIe, OAM)
+// always agrees, since LoadCatalog rejects aliases that contradict their
+// card. ok is false when no card survives or several do: a name whose
+// memory fits no card is unknown, never the nearest card.
 func (c *Catalog) Resolve(source, name string, memoryGB float64) (card string, ok bool) {
 	key := Fold(name)
 	if key == "" {
@@ -204,12 +279,10 @@ func (c *Catalog) Resolve(source, name string, memoryGB float64) (card string, o
 		}
 		var found []string
 		for _, a := range cands {
-			if a.memoryGB > 0 && (memoryGB <= 0 || math.Abs(memoryGB-a.memoryGB) > 0.15*a.memoryGB) {
+			if a.memoryOnly && memoryGB <= 0 || !MemoryAgrees(c.cards[a.card].MemoryGB, memoryGB) {
 				continue
 			}
-			if !contains(found, a.card) {
-				found = append(found, a.card)
-			}
+			found = append(found, a.card)
 		}
 		if len(found) == 1 {
 			return found[0], true
@@ -219,11 +292,44 @@ func (c *Catalog) Resolve(source, name string, memoryGB float64) (card string, o
 	return "", false
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
+// MemoryAgrees reports whether a stated memory (GB per GPU; 0 or less: not
+// stated) can be that of a card with cardGB, within MemoryTolerance.
+func MemoryAgrees(cardGB, statedGB float64) bool {
+	return statedGB <= 0 || math.Abs(statedGB-cardGB) <= MemoryTolerance*cardGB
+}
+
+// Form factors a GPU name may state, by folded word.
+const (
+	formSXM  = "SXM"
+	formPCIe = "PCIE"
+	formOAM  = "OAM"
+)
+
+var formWords = map[string]string{
+	"SXM": formSXM, "SXM2": formSXM, "SXM3": formSXM, "SXM4": formSXM, "SXM5": formSXM, "SXM6": formSXM,
+	"HGX": formSXM, "PCIE": formPCIe, "PCI": formPCIe, "FHHL": formPCIe, "NVL": formPCIe, "OAM": formOAM,
+}
+
+// memoryWord is a memory size as names write it: "80GB", "80G", "96GIB".
+var memoryWord = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(?:GB|G|GIB)$`)
+
+// Contradicts says why a GPU name cannot name the card ("" when it can): a
+// memory size the name states ("80GB") that disagrees with the card's, or
+// a form factor it states (SXM…, HGX, PCIe, FHHL, NVL, OAM) other than the
+// card's. NVL is H100 NVL's and H200 NVL's PCIe form; rack names such as
+// "NVL72" are not form words.
+func Contradicts(name string, card pricewatch.Card) string {
+	ff := strings.ToUpper(card.FormFactor)
+	for _, w := range strings.Fields(Fold(name)) {
+		if m := memoryWord.FindStringSubmatch(w); m != nil {
+			gb, _ := strconv.ParseFloat(m[1], 64)
+			if !MemoryAgrees(card.MemoryGB, gb) {
+				return fmt.Sprintf("name states %g GB, card has %g GB", gb, card.MemoryGB)
+			}
+		}
+		if f, ok := formWords[w]; ok && !strings.HasPrefix(ff, f) {
+			return fmt.Sprintf("name states %s, card is %s", w, card.FormFactor)
 		}
 	}
-	return false
+	return ""
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"math"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,20 +34,20 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"GenericMI300XOAM", "azure", "AMD Instinct MI300X OAM", 192, "MI300X-192GB"},
 		{"GenericNoSource", "", "L40S", 0, "L40S"},
 
-		// A source-specific row wins over "*": lambda's "GH200" has no
-		// memory, the generic one needs it to tell 96 from 144 GB.
+		// A source-specific row wins over "*": lambda's "GH200" needs no
+		// memory, the generic ones need it to tell 96 from 144 GB.
 		{"LambdaGH200WithoutMemory", "lambda", "GH200", 0, "GH200-96GB"},
 		{"GenericGH200WithoutMemoryAmbiguous", "runpod", "GH200", 0, ""},
 		{"GenericGH200At96", "runpod", "GH200", 96, "GH200-96GB"},
 		{"GenericGH200At144", "vast", "GH200", 144, "GH200-144GB"},
 		// Names only a source knows stay unknown elsewhere.
-		{"VastRTX6000ADA", "vast", "RTX 6000ADA", 48, "RTX-6000-ADA"},
-		{"RTX6000ADAOnlyForVast", "runpod", "RTX 6000ADA", 48, ""},
+		{"VastRTXPRO6000S", "vast", "RTX PRO 6000 S", 95.6, "RTX-PRO-6000-SERVER"},
+		{"RTXPRO6000SOnlyForVastAndSkyPilot", "runpod", "RTX PRO 6000 S", 96, ""},
 		{"LambdaB200SXM6", "lambda", "NVIDIA B200 SXM6", 180, "B200-180GB-SXM"},
 		{"B200SXM6OnlyForLambda", "azure", "B200 SXM6", 180, ""},
 		{"LambdaV100At16", "lambda", "Tesla V100", 16, "V100-16GB-SXM2"},
 
-		// Memory disambiguation (within 15% of the alias's memory).
+		// Memory disambiguation: within MemoryTolerance (10%) of the card's memory.
 		{"VastA100SXM4At40", "vast", "A100 SXM4", 40, "A100-40GB-SXM"},
 		{"VastA100SXM4At80", "vast", "A100 SXM4", 80, "A100-80GB-SXM"},
 		{"VastA100SXM4At79_6", "vast", "A100 SXM4", 79.6, "A100-80GB-SXM"},
@@ -55,12 +58,51 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"LambdaA100SXMAt40", "lambda", "A100 SXM", 40, "A100-40GB-SXM"},
 		{"LambdaA100SXMAt80", "lambda", "A100 SXM", 80, "A100-80GB-SXM"},
 		{"LambdaV100At32NoAlias", "lambda", "V100", 32, ""},
+		{"ECCUsableMemory", "vast", "A40", 45, "A40"},
+		{"GiBOfDecimalGB", "verda", "B300 SXM6", 262, "B300-288GB-SXM"},
+		{"StatedAboveCard", "vultr", "NVIDIA_B200", 192, "B200-180GB-SXM"},
+
+		// Variants with their own memory are their own cards; the base card
+		// is the one a name without memory means.
+		{"RTX4090At48", "vast", "RTX 4090", 48, "RTX-4090-48GB"},
+		{"RTX4090At24", "vast", "RTX 4090", 24, "RTX-4090"},
+		{"RTX4090WithoutMemory", "matpool", "RTX 4090", 0, "RTX-4090"},
+		{"RTX4090At36Neither", "vast", "RTX 4090", 36, ""},
+		{"H20At141", "autodl", "H20-NVLink", 141, "H20-141GB"},
+		{"H20At96", "autodl", "H20-NVLink", 96, "H20-96GB"},
+		{"GenericH20At141", "runpod", "NVIDIA H20", 141, "H20-141GB"},
+		{"RTX3080At12", "vast", "RTX 3080", 12, "RTX-3080-12GB"},
+		{"RTX3080At10", "runpod", "NVIDIA GeForce RTX 3080", 10, "RTX-3080"},
+		{"RTX3060At8NoCard", "vast", "RTX 3060", 8, ""},
+		{"QuadroRTX6000At24", "lambda", "NVIDIA Quadro RTX 6000", 24, "QUADRO-RTX-6000"},
+		{"RTX6000At48IsAda", "vast", "RTX 6000", 48, "RTX-6000-ADA"},
+		{"RTX6000At32Neither", "vast", "RTX 6000", 32, ""},
+
+		// The memory and the form factor a name states must be the card's.
+		{"NameMemoryDisagrees", "runpod", "NVIDIA A100 80GB PCIe", 40, ""},
+		{"NameMemoryAgrees", "runpod", "NVIDIA A100 80GB PCIe", 80, "A100-80GB-PCIE"},
+		{"CanonicalNameMemoryDisagrees", "azure", "A100-80GB-SXM", 40, ""},
+		{"FHHLIsPCIe", "runpod", "Tesla V100-FHHL-16GB", 16, "V100-16GB-FHHL"},
+		{"VastSXM2FromFields", "vast", "Tesla V100 SXM2", 16, "V100-16GB-SXM2"},
+		{"VastSXM2At32", "vast", "Tesla V100 SXM2", 32, "V100-32GB-SXM2"},
+
+		// The real market's cards.
+		{"RunPodRTXPRO6000WS", "runpod", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, "RTX-PRO-6000-WS"},
+		{"CoreWeaveRTXPRO6000Server", "coreweave", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 96, "RTX-PRO-6000-SERVER"},
+		{"VastRTX4070STi", "vast", "RTX 4070S Ti", 16, "RTX-4070-TI-SUPER"},
+		{"SkyPilotRTX3060Ti", "skypilot", "RTX 3060 Ti", 8, "RTX-3060-TI"},
+		{"RunPodRTX2000Ada", "runpod", "NVIDIA RTX 2000 Ada Generation", 16, "RTX-2000-ADA"},
+		{"VastQuadroRTX6000ECC", "vast", "Q RTX 6000", 22.5, "QUADRO-RTX-6000"},
+		{"VastGTX1060At3", "vast", "GTX 1060", 3, "GTX-1060-3GB"},
+		{"GTX1060At6NoCard", "vast", "GTX 1060", 6, ""},
+		{"AWST4G", "aws", "NVIDIA T4G", 16, "T4G"},
+		{"VultrMI355X", "vultr", "AMD_MI355X", 288, "MI355X-288GB"},
 
 		// Names that must stay unknown, never guessed.
 		{"VastTeslaV100At16", "vast", "Tesla V100", 16, ""},
-		{"RTXA5000", "vast", "RTX A5000", 24, ""},
-		{"A30", "azure", "A30", 24, ""},
-		{"LambdaQuadroRTX6000", "lambda", "NVIDIA Quadro RTX 6000", 24, ""},
+		{"VastRTX3060Laptop", "vast", "RTX 3060 laptop", 12, ""},
+		{"RTXPRO6000WithoutEdition", "verda", "RTX PRO 6000", 96, ""},
+		{"SkyPilotA100_80GB", "skypilot", "A100-80GB", 80, ""},
 		{"A100WithoutVariant", "runpod", "A100", 80, ""},
 		{"Empty", "vast", "", 0, ""},
 		{"OnlyVendorWords", "vast", "NVIDIA GeForce", 0, ""},
@@ -161,21 +203,19 @@ func readAliases(t *testing.T) []aliasRow {
 func TestCatalog_ResolveEveryAlias(t *testing.T) {
 	for _, a := range readAliases(t) {
 		t.Run(strconv.Itoa(a.line), func(t *testing.T) {
-			if _, ok := catalog.Card(a.card); !ok {
+			c, ok := catalog.Card(a.card)
+			if !ok {
 				t.Fatalf("line %d: card %q is not in cards.csv", a.line, a.card)
 			}
 			src := a.source
 			if src == "*" {
 				src = "anysource"
 			}
-			mem := a.memoryGB
-			if mem == 0 {
-				// An alias without memory matches whatever the source states.
-				if c, _ := catalog.Card(a.card); c.MemoryGB > 0 {
-					mem = c.MemoryGB
+			// At its card's memory, and at the memory_gb it names.
+			for _, m := range []float64{c.MemoryGB, a.memoryGB} {
+				if m == 0 {
+					continue
 				}
-			}
-			for _, m := range []float64{mem, a.memoryGB} {
 				if got, ok := catalog.Resolve(src, a.name, m); !ok || got != a.card {
 					t.Errorf("line %d: Resolve(%q, %q, %v) = %q, %v; want %q",
 						a.line, src, a.name, m, got, ok, a.card)
@@ -185,10 +225,83 @@ func TestCatalog_ResolveEveryAlias(t *testing.T) {
 	}
 }
 
+// statedMemory is the memory size a GPU name writes ("80GB", "80G",
+// "A100-40GB"), 0 if none: parsed here on its own, not with the code under
+// test.
+var statedMemoryRE = regexp.MustCompile(`(?i)(?:^|[^0-9A-Z.])([0-9]+(?:\.[0-9]+)?)\s?(?:GB|G|GIB)(?:$|[^0-9A-Z])`)
+
+func statedMemory(name string) float64 {
+	m := statedMemoryRE.FindStringSubmatch(strings.NewReplacer("_", " ", "-", " ").Replace(name))
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+// Every alias at every card's memory: a name resolves only to a card whose
+// memory agrees with the memory stated (within 10%, the tolerance of
+// MemoryTolerance) and with the memory the name itself states, and only to
+// a card the name is an alias of; and no alias row maps a name that states
+// a memory its card does not have.
+func TestCatalog_AliasMemoryGuard(t *testing.T) {
+	if normalize.MemoryTolerance != 0.10 {
+		t.Fatalf("MemoryTolerance = %v; this table is written for 0.10", normalize.MemoryTolerance)
+	}
+	agrees := func(card, stated float64) bool { return stated <= 0 || math.Abs(stated-card) <= 0.10*card }
+	rows := readAliases(t)
+	// The cards each (source, folded name) may name: its alias rows, and
+	// the card whose canonical id folds to the name.
+	named := map[[2]string][]string{}
+	for _, a := range rows {
+		k := [2]string{a.source, normalize.Fold(a.name)}
+		named[k] = append(named[k], a.card)
+	}
+	for _, id := range catalog.IDs() {
+		rows = append(rows, aliasRow{source: "*", name: id, card: id})
+		k := [2]string{"*", normalize.Fold(id)}
+		named[k] = append(named[k], id)
+	}
+	ids := catalog.IDs()
+	for _, a := range rows {
+		card, _ := catalog.Card(a.card)
+		if m := statedMemory(a.name); m > 0 && !agrees(card.MemoryGB, m) {
+			t.Errorf("alias %s,%q states %g GB but maps to %s (%g GB)", a.source, a.name, m, a.card, card.MemoryGB)
+		}
+		if a.memoryGB > 0 && !agrees(card.MemoryGB, a.memoryGB) {
+			t.Errorf("alias %s,%q memory_gb %g disagrees with %s (%g GB)", a.source, a.name, a.memoryGB, a.card, card.MemoryGB)
+		}
+		src := a.source
+		if src == "*" {
+			src = "anysource"
+		}
+		for _, other := range ids {
+			oc, _ := catalog.Card(other)
+			for _, mem := range []float64{oc.MemoryGB, oc.MemoryGB * 0.93, oc.MemoryGB * 1.07} {
+				got, ok := catalog.Resolve(src, a.name, mem)
+				if !ok {
+					continue
+				}
+				gc, _ := catalog.Card(got)
+				if !agrees(gc.MemoryGB, mem) {
+					t.Errorf("Resolve(%q, %q, %g) = %s with %g GB: memory disagrees", src, a.name, mem, got, gc.MemoryGB)
+				}
+				if m := statedMemory(a.name); m > 0 && !agrees(gc.MemoryGB, m) {
+					t.Errorf("Resolve(%q, %q, %g) = %s with %g GB: the name states %g GB", src, a.name, mem, got, gc.MemoryGB, m)
+				}
+				k := [2]string{a.source, normalize.Fold(a.name)}
+				if !slices.Contains(named[k], got) && !slices.Contains(named[[2]string{"*", k[1]}], got) {
+					t.Errorf("Resolve(%q, %q, %g) = %s, not a card the name is an alias of (%v)", src, a.name, mem, got, named[k])
+				}
+			}
+		}
+	}
+}
+
 func TestDefaultCatalog_Cards(t *testing.T) {
 	ids := catalog.IDs()
-	if len(ids) != 43 {
-		t.Fatalf("DefaultCatalog has %d cards, want the 43 of cards.csv", len(ids))
+	if len(ids) != 112 {
+		t.Fatalf("DefaultCatalog has %d cards, want the 112 of cards.csv", len(ids))
 	}
 	for i := 1; i < len(ids); i++ {
 		if ids[i-1] >= ids[i] {
@@ -227,10 +340,55 @@ func TestDefaultCatalog_Cards(t *testing.T) {
 	}
 	for _, id := range ids {
 		c, _ := catalog.Card(id)
-		if c.MemoryGB <= 0 || c.TrainPeakTFLOPS() <= 0 || c.BandwidthGBs <= 0 {
-			t.Errorf("card %s: memory %v, train TFLOPS %v, bandwidth %v; want all positive",
-				id, c.MemoryGB, c.TrainPeakTFLOPS(), c.BandwidthGBs)
+		if c.MemoryGB <= 0 || c.TrainPeakTFLOPS() <= 0 && c.FP32TFLOPS <= 0 || c.BandwidthGBs <= 0 {
+			t.Errorf("card %s: memory %v, train TFLOPS %v, FP32 %v, bandwidth %v; want memory, bandwidth and a rate",
+				id, c.MemoryGB, c.TrainPeakTFLOPS(), c.FP32TFLOPS, c.BandwidthGBs)
 		}
+		if c.HasBF16() != (c.BF16TFLOPS > 0) {
+			t.Errorf("card %s: HasBF16 %v with a BF16 rate of %v", id, c.HasBF16(), c.BF16TFLOPS)
+		}
+		if c.TrainPeakTFLOPS() <= 0 && !c.FP16Slow {
+			t.Errorf("card %s: no 16-bit rate but fp16_slow is not set", id)
+		}
+	}
+}
+
+// The bf16 and fp16_slow columns: cards without BF16 train in FP16, and
+// GeForce and tensor-less cards say their FP16 path is slow.
+func TestDefaultCatalog_Precision(t *testing.T) {
+	tests := []struct {
+		id             string
+		bf16, fp16Slow bool
+		train          float64 // TrainPeakTFLOPS
+	}{
+		{"T4", false, false, 65},
+		{"V100-16GB-SXM2", false, false, 125},
+		{"A100-80GB-SXM", true, false, 312},
+		{"RTX-4090", true, true, 165.2},
+		{"RTX-3080-TI", true, true, 68.2},
+		// GeForce Turing: 107.6 is the FP16-accumulate rate; training
+		// accumulates in FP32 at half of it.
+		{"RTX-2080-TI", false, true, 107.6 / 2},
+		{"QUADRO-RTX-6000", false, false, 130.5},
+		// No tensor cores: FP16 at twice FP32, training at the FP32 rate.
+		{"GTX-1660-TI", false, true, 10.87 / 2},
+		{"P100-16GB-PCIE", false, true, 18.7 / 2},
+		{"GTX-1080-TI", false, true, 0},
+		{"RTX-A5000", true, false, 111.1},
+		{"RTX-PRO-6000-WS", true, false, 500},
+		{"RADEON-PRO-V520", false, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			c, ok := catalog.Card(tt.id)
+			if !ok {
+				t.Fatalf("no card %s", tt.id)
+			}
+			if c.HasBF16() != tt.bf16 || c.FP16Slow != tt.fp16Slow || c.TrainPeakTFLOPS() != tt.train {
+				t.Errorf("%s: bf16 %v, fp16 slow %v, train %v; want %v, %v, %v",
+					tt.id, c.HasBF16(), c.FP16Slow, c.TrainPeakTFLOPS(), tt.bf16, tt.fp16Slow, tt.train)
+			}
+		})
 	}
 }
 
@@ -286,6 +444,42 @@ func TestLoadCatalog(t *testing.T) {
 			cards:   "card_id,canonical_id,memory_gb,bf16_dense_tflops\nx,CARD-X,16,\n",
 			aliases: "source,name,memory_gb,card\n",
 			wantErr: []string{"cards row 2", "CARD-X"},
+		},
+		{
+			name:    "AliasNameStatesOtherMemory",
+			cards:   testCards,
+			aliases: "source,name,memory_gb,card\n*,Alpha 80GB,,CARD-A\n",
+			wantErr: []string{"aliases row 2", "80 GB", "CARD-A"},
+		},
+		{
+			name:    "AliasNameStatesOtherForm",
+			cards:   testCards,
+			aliases: "source,name,memory_gb,card\n*,Alpha PCIe,,CARD-A\n",
+			wantErr: []string{"aliases row 2", "PCIE", "CARD-A"},
+		},
+		{
+			name:    "AliasMemoryNotTheCards",
+			cards:   testCards,
+			aliases: "source,name,memory_gb,card\n*,Alpha,80,CARD-A\n",
+			wantErr: []string{"aliases row 2", "memory_gb 80", "CARD-A"},
+		},
+		{
+			name:    "BF16ColumnDisagreesWithRate",
+			cards:   "card_id,canonical_id,memory_gb,bf16_dense_tflops,fp16_dense_tflops,bf16\nx,CARD-X,16,,65,yes\n",
+			aliases: "source,name,memory_gb,card\n",
+			wantErr: []string{"cards row 2", "CARD-X", "bf16"},
+		},
+		{
+			name:    "BadFP16Slow",
+			cards:   "card_id,canonical_id,memory_gb,fp16_dense_tflops,fp16_slow\nx,CARD-X,16,65,maybe\n",
+			aliases: "source,name,memory_gb,card\n",
+			wantErr: []string{"cards row 2", "fp16_slow"},
+		},
+		{
+			name:    "IDContradictsCard",
+			cards:   "card_id,canonical_id,memory_gb,fp16_dense_tflops,form_factor\nx,CARD-80GB,16,65,PCIe\n",
+			aliases: "source,name,memory_gb,card\n",
+			wantErr: []string{"cards row 2", "CARD-80GB", "80 GB"},
 		},
 		{
 			name:    "EmptyID",
@@ -388,4 +582,21 @@ func FuzzCatalog_Resolve(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A card with only an FP32 rate (consumer Pascal) loads, has no 16-bit
+// training rate and resolves like any other.
+func TestLoadCatalog_FP32OnlyCard(t *testing.T) {
+	cards := "card_id,canonical_id,memory_gb,fp32_tflops,bf16,fp16_slow\nx,GTX-X,8,8.9,no,yes\n"
+	c, err := normalize.LoadCatalog(strings.NewReader(cards), strings.NewReader("source,name,memory_gb,card\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, _ := c.Card("GTX-X")
+	if card.TrainPeakTFLOPS() != 0 || card.FP32TFLOPS != 8.9 || card.HasBF16() || !card.FP16Slow {
+		t.Errorf("card = %+v", card)
+	}
+	if got, ok := c.Resolve("vast", "GTX X", 8); !ok || got != "GTX-X" {
+		t.Errorf("Resolve = %q, %v", got, ok)
+	}
 }

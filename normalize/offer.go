@@ -64,6 +64,8 @@ type Result struct {
 	Offers  []pricewatch.Offer
 	Unknown map[string]int
 	Invalid error
+	// InvalidCount is how many observations were rejected.
+	InvalidCount int
 }
 
 // Normalize converts one source's observations, stamping them with the time
@@ -75,7 +77,10 @@ func (c *Catalog) Normalize(obs []pricewatch.Observation, at time.Time) Result {
 	for _, o := range obs {
 		off, err := c.offer(o, at)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("offer %s/%s/%s: %w", o.OfferID, o.Region, o.Mode, err))
+			res.InvalidCount++
+			if len(errs) < 20 { // the first errors say enough; the count says how many
+				errs = append(errs, fmt.Errorf("offer %s/%s/%s: %w", o.OfferID, o.Region, o.Mode, err))
+			}
 			continue
 		}
 		// A source listing the same offer twice (AWS spot sizes) keeps the first.

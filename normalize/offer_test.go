@@ -164,11 +164,12 @@ func TestCatalog_Normalize(t *testing.T) {
 			o.Currency = "usd"
 		}),
 		// Shared and fractional GPUs.
-		with(ob("vgpu", "A10", 4, 0.5), func(o *pricewatch.Observation) { o.GPUFraction = 1.0 / 6 }),
+		// A share states the memory of the whole GPU, as every fractional source does.
+		with(ob("vgpu", "A10", 24, 0.5), func(o *pricewatch.Observation) { o.GPUFraction = 1.0 / 6 }),
 		with(ob("whole", "A10", 24, 1.1), func(o *pricewatch.Observation) { o.GPUFraction = 1 }),
 		// Unknown names are kept and counted, with memory rounded.
-		ob("2001", "RTX A5000", 24.1, 0.3),
-		ob("2002", "RTX A5000", 23.9, 0.31),
+		ob("2001", "RTX 3060 laptop", 12.1, 0.3),
+		ob("2002", "RTX 3060 laptop", 11.9, 0.31),
 		ob("2003", "A100 SXM4", 0, 1.1),
 		ob("2004", "Mystery GPU", 0, 2),
 		// Invalid observations are reported without dropping the others.
@@ -253,7 +254,7 @@ func TestCatalog_Normalize(t *testing.T) {
 	})
 
 	t.Run("UnknownCounted", func(t *testing.T) {
-		want := map[string]int{"RTX A5000 (24 GB)": 2, "A100 SXM4": 1, "Mystery GPU": 1}
+		want := map[string]int{"RTX 3060 laptop (12 GB)": 2, "A100 SXM4": 1, "Mystery GPU": 1}
 		if len(res.Unknown) != len(want) {
 			t.Errorf("Unknown = %v, want %v", res.Unknown, want)
 		}
@@ -302,7 +303,7 @@ func TestCatalog_NormalizeEdgeCases(t *testing.T) {
 		{"CurrencyCaseFolded", []pricewatch.Observation{with(ob("1", "H100 SXM", 80, 1), func(o *pricewatch.Observation) { o.Currency = "cny" })}, 1, map[string]int{}, false},
 		{"EmptyCurrency", []pricewatch.Observation{with(ob("1", "H100 SXM", 80, 1), func(o *pricewatch.Observation) { o.Currency = "" })}, 0, map[string]int{}, true},
 		// A duplicated unknown offer is one offer: it is counted once.
-		{"DuplicateUnknownCountedOnce", []pricewatch.Observation{ob("1", "A30", 24, 1), ob("1", "A30", 24, 1)}, 1, map[string]int{"A30 (24 GB)": 1}, false},
+		{"DuplicateUnknownCountedOnce", []pricewatch.Observation{ob("1", "A100X", 80, 1), ob("1", "A100X", 80, 1)}, 1, map[string]int{"A100X (80 GB)": 1}, false},
 		{"SameIDOtherRegions", []pricewatch.Observation{
 			with(ob("1", "T4", 16, 1), func(o *pricewatch.Observation) { o.Region = "eastus" }),
 			with(ob("1", "T4", 16, 1), func(o *pricewatch.Observation) { o.Region = "westeurope" }),

@@ -128,7 +128,8 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p.sender = &alerts.Sender{
 		Outbox: st, Notifier: opt.Notifier, Log: opt.Logger.With("component", "outbox"), Now: opt.Now,
-		Result: func(r string) { m.deliveries.WithLabelValues(r).Inc() },
+		Result:    func(r string) { m.deliveries.WithLabelValues(r).Inc() },
+		Retention: cfg.Alerts.OutboxRetention,
 	}
 	return p, nil
 }
@@ -301,6 +302,13 @@ type Summary struct {
 	Disabled string
 	Duration time.Duration
 	Err      error
+	// Invalid counts observations skipped; Held is set when the run was
+	// kept but not applied (quarantined, suspect), Reason says why (or that
+	// a new level was confirmed); HeldOffers counts outliers held back.
+	Invalid    int
+	Held       pricewatch.RunHold
+	Reason     string
+	HeldOffers int
 }
 
 // RunSource scrapes one source and records the run. A failure is recorded
@@ -326,10 +334,12 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 		// The error names its source wherever it ends up (logs, /v1/sources).
 		err = fmt.Errorf("%s: %w", name, err)
 		run.Error = err.Error()
+		run.Invalid = rr.Run.Invalid
 	} else {
 		run.OK = true
-		run.Offers = len(rr.Offers)
-		run.Unknown = rr.Run.Unknown
+		run.Offers = rr.Run.Offers
+		run.Unknown, run.Invalid = rr.Run.Unknown, rr.Run.Invalid
+		run.Held, run.Reason, run.HeldOffers = rr.Run.Held, rr.Run.Reason, rr.Run.HeldOffers
 	}
 	rr.Run = run
 	stored, serr := p.store.RecordRun(rr)
@@ -337,13 +347,17 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 		err = errors.Join(err, serr)
 	}
 	p.metrics.observe(run, stored.Changes)
-	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err}
+	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err,
+		Invalid: run.Invalid, Held: run.Held, Reason: run.Reason, HeldOffers: len(run.HeldOffers)}
 	if err == nil {
 		sum.Rates = rr.Rates
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		log.Warn("scrape failed", "err", err, "duration", run.Duration)
-	} else {
+	case run.Held != "":
+		log.Warn("run held", "hold", run.Held, "reason", run.Reason, "duration", run.Duration)
+	default:
 		log.Info("scrape ok", "offers", run.Offers, "changes", stored.Changes, "unknown_gpus", len(run.Unknown), "duration", run.Duration)
 	}
 	return sum
@@ -394,23 +408,73 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 		return rr, nil
 	}
 	nr := p.catalog.Normalize(res.Observations, at)
+	rr.Run.Invalid = nr.InvalidCount
 	if len(nr.Offers) == 0 {
 		return rr, fmt.Errorf("no valid offer among %d parsed: %w", len(res.Observations), nr.Invalid)
 	}
 	if nr.Invalid != nil {
-		p.log.Warn("observations rejected", "source", name, "err", nr.Invalid)
+		p.log.Warn("observations rejected", "source", name, "invalid", nr.InvalidCount, "err", nr.Invalid)
 	}
 	health, err := p.store.Health()
 	if err != nil {
 		return rr, err
 	}
-	if h, ok := health[name]; ok && h.Offers >= 10 && float64(len(nr.Offers)) < MinKeepRatio*float64(h.Offers) {
+	h, ran := health[name]
+	if ran && h.Offers >= 10 && float64(len(nr.Offers)) < MinKeepRatio*float64(h.Offers) {
 		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
 			len(nr.Offers), h.Offers)
 	}
-	rr.Offers = nr.Offers
+	prev, err := p.store.OffersOf(name)
+	if err != nil {
+		return rr, err
+	}
+	in := gateIn{cfg: p.cfg.Ingest, health: h, ran: ran, prev: map[string]pricewatch.Offer{}, next: nr.Offers}
+	for _, o := range prev {
+		in.prev[o.Key] = o
+	}
+	for _, n := range nr.Unknown {
+		in.unknown += n
+	}
+	in.band, in.base = p.marketBand(name)
+	v := judge(in)
 	rr.Run.Unknown = nr.Unknown
+	rr.Run.Held, rr.Run.Reason, rr.Run.HeldOffers = v.hold, v.reason, v.held
+	if v.confirmed != "" {
+		rr.Run.Reason = v.confirmed
+	}
+	rr.Offers, rr.Keep, rr.Pending, rr.HeldOffers = v.offers, v.keep, v.pending, v.heldState
+	rr.Run.Offers = len(nr.Offers)
 	return rr, nil
+}
+
+// marketBand is the median price per GPU-hour, in the snapshot's base
+// currency, of every card and mode among the current offers of the other
+// sources (reference prices included: an index is a market price too).
+func (p *Pipeline) marketBand(source string) (map[string]float64, func(float64, string) (float64, bool)) {
+	v := p.View()
+	if v == nil || v.Snapshot == nil {
+		return nil, nil
+	}
+	snap := v.Snapshot
+	base := func(price float64, cur string) (float64, bool) {
+		x, err := snap.Rates.Convert(price, cur, snap.Base)
+		return x, err == nil
+	}
+	prices := map[string][]float64{}
+	for _, o := range snap.Offers {
+		if o.Source == source || o.Card == "" || rank.Stale(o, snap.GeneratedAt, snap.StaleAfter) {
+			continue
+		}
+		if x, ok := base(o.PricePerGPUHour, o.Currency); ok {
+			k := bandKey(o.Card, o.Mode)
+			prices[k] = append(prices[k], x)
+		}
+	}
+	band := make(map[string]float64, len(prices))
+	for k, ps := range prices {
+		band[k] = median(ps)
+	}
+	return band, base
 }
 
 // RunAll runs the named sources (all enabled ones when names is empty)

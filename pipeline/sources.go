@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"sort"
 	"time"
 
 	"github.com/pricewatch/pricewatch/config"
@@ -15,6 +16,9 @@ const (
 	StatusDisabled = "disabled"
 	StatusStale    = "stale"
 	StatusPending  = "pending"
+	// StatusSuspect: the last run was fetched but kept out of the offers
+	// (implausible prices, a drifted layout); Reason has the numbers.
+	StatusSuspect = "suspect"
 )
 
 // SourceStatus is one source in /v1/sources.
@@ -31,7 +35,19 @@ type SourceStatus struct {
 	ConsecutiveFailures int            `json:"consecutive_failures"`
 	Offers              int            `json:"offers"`
 	UnknownGPUs         map[string]int `json:"unknown_gpus,omitempty"`
-	NextRun             *time.Time     `json:"next_run,omitempty"`
+	// Held is the last run's hold (quarantined, suspect); HeldOffers lists
+	// the outlier offers held back from applied runs: the price they came
+	// with and how many runs in a row brought it.
+	Held       string            `json:"held,omitempty"`
+	HeldOffers []HeldOfferStatus `json:"held_offers,omitempty"`
+	NextRun    *time.Time        `json:"next_run,omitempty"`
+}
+
+// HeldOfferStatus is one outlier offer held back.
+type HeldOfferStatus struct {
+	Key             string  `json:"key"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	Runs            int     `json:"runs"`
 }
 
 // SourceStatuses describes every configured source's health at now.
@@ -51,6 +67,11 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 			st.ConsecutiveFailures = h.ConsecutiveFailures
 			st.Offers = h.Offers
 			st.UnknownGPUs = h.Unknown
+			st.Held = string(h.Hold)
+			for k, hs := range h.HeldOffers {
+				st.HeldOffers = append(st.HeldOffers, HeldOfferStatus{Key: k, PricePerGPUHour: hs.PricePerGPUHour, Runs: hs.Runs})
+			}
+			sort.Slice(st.HeldOffers, func(i, j int) bool { return st.HeldOffers[i].Key < st.HeldOffers[j].Key })
 		}
 		reason, off := disabled[name]
 		switch {
@@ -62,6 +83,8 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 			st.Status = StatusPending
 		case !h.LastOK:
 			st.Status = StatusFailing
+		case h.Hold != "":
+			st.Status, st.Reason = StatusSuspect, h.HoldReason
 		case src.Settings.StaleAfter > 0 && now.Sub(h.LastSuccess) > src.Settings.StaleAfter:
 			st.Status = StatusStale
 		default:

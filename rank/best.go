@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"container/list"
 	"sort"
 	"strings"
 	"sync"
@@ -104,7 +105,9 @@ type Snapshot struct {
 	workloads  map[string]Workload
 	entries    map[string][]Entry // per workload, sorted by cost then tie-breaks
 	excluded   map[string]Exclusions
-	memo       sync.Map
+	memo       memo
+	refsOnce   sync.Once
+	refs       map[string][]pricewatch.Offer // card → reference rows, cheapest first
 }
 
 // Build ranks offers for each workload. Profiles give tokens/s per card and
@@ -356,31 +359,111 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 // References are the fresh reference prices (indexes, medians) of a card,
 // cheapest first; they are shown beside rankings, never ranked.
 func (s *Snapshot) References(card string) []pricewatch.Offer {
-	var out []pricewatch.Offer
-	for _, o := range s.Offers {
-		if o.Reference() && o.Card == card && !Stale(o, s.opt.Now, s.opt.StaleAfter) {
-			out = append(out, o)
+	s.refsOnce.Do(func() {
+		// Indexed once per snapshot: /v1/best asks for every card's.
+		s.refs = map[string][]pricewatch.Offer{}
+		for _, o := range s.Offers {
+			if o.Reference() && o.Card != "" && !Stale(o, s.opt.Now, s.opt.StaleAfter) {
+				s.refs[o.Card] = append(s.refs[o.Card], o)
+			}
 		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].PricePerGPUHour != out[j].PricePerGPUHour {
-			return out[i].PricePerGPUHour < out[j].PricePerGPUHour
+		for _, out := range s.refs {
+			sort.SliceStable(out, func(i, j int) bool {
+				if out[i].PricePerGPUHour != out[j].PricePerGPUHour {
+					return out[i].PricePerGPUHour < out[j].PricePerGPUHour
+				}
+				return out[i].Key < out[j].Key
+			})
 		}
-		return out[i].Key < out[j].Key
 	})
-	return out
+	return s.refs[card]
 }
 
-// Memo caches a value derived from the snapshot (rendered responses);
-// f runs at most once per key and snapshot, give or take a race.
-func (s *Snapshot) Memo(key string, f func() (any, error)) (any, error) {
-	if v, ok := s.memo.Load(key); ok {
+// MemoMaxEntries and MemoMaxBytes bound a snapshot's answer cache (see
+// Memo): past either, the least recently used answers are dropped, so no
+// stream of distinct queries can grow it. An answer above MemoMaxBytes/16
+// is not cached at all.
+const (
+	MemoMaxEntries = 2048
+	MemoMaxBytes   = 16 << 20
+)
+
+// memoOverhead is what one cached answer costs beyond its key and value
+// bytes (map slot, list element, headers), counted against MemoMaxBytes.
+const memoOverhead = 160
+
+// memo is a snapshot's bounded LRU cache of rendered answers.
+type memo struct {
+	mu    sync.Mutex
+	items map[string]*list.Element // of *memoItem
+	order list.List                // most recently used first
+	bytes int64
+}
+
+type memoItem struct {
+	key  string
+	val  []byte
+	size int64
+}
+
+// Memo returns the answer cached under key, or computes it with f and
+// caches it (an error is returned, not cached). The cache is bounded by
+// MemoMaxEntries and MemoMaxBytes; f may run again for a key whose answer
+// was dropped, or when two requests miss at once. Callers give one answer
+// one key (canonical: sorted lists, folded case) and must not modify the
+// bytes returned.
+func (s *Snapshot) Memo(key string, f func() ([]byte, error)) ([]byte, error) {
+	if v, ok := s.memo.get(key); ok {
 		return v, nil
 	}
 	v, err := f()
 	if err != nil {
 		return nil, err
 	}
-	s.memo.Store(key, v)
+	s.memo.put(key, v)
 	return v, nil
+}
+
+// MemoStats reports how many answers the cache holds and the bytes they
+// are counted at (keys, values and per-entry overhead).
+func (s *Snapshot) MemoStats() (entries int, bytes int64) {
+	s.memo.mu.Lock()
+	defer s.memo.mu.Unlock()
+	return len(s.memo.items), s.memo.bytes
+}
+
+func (m *memo) get(key string) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.items[key]
+	if !ok {
+		return nil, false
+	}
+	m.order.MoveToFront(e)
+	return e.Value.(*memoItem).val, true
+}
+
+func (m *memo) put(key string, val []byte) {
+	size := int64(len(key)+len(val)) + memoOverhead
+	if size > MemoMaxBytes/16 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.items == nil {
+		m.items = map[string]*list.Element{}
+	}
+	if e, ok := m.items[key]; ok {
+		m.order.MoveToFront(e) // a concurrent miss cached it first
+		return
+	}
+	m.items[key] = m.order.PushFront(&memoItem{key: key, val: val, size: size})
+	m.bytes += size
+	for len(m.items) > MemoMaxEntries || m.bytes > MemoMaxBytes {
+		old := m.order.Back()
+		it := old.Value.(*memoItem)
+		m.order.Remove(old)
+		delete(m.items, it.key)
+		m.bytes -= it.size
+	}
 }

@@ -46,6 +46,11 @@ var utilizationByClass = map[string]float64{
 	"workstation":      0.45,
 	"consumer":         0.45,
 	"volta_turing":     0.30,
+	// intel_gaudi (Gaudi 2/3) is an ASSUMPTION, not calibrated: no
+	// published single-card LLM training throughput was used. Set between
+	// ada_dc/hopper_blackwell (0.40) and amd_cdna3 (0.28): matrix engines
+	// as fast as Hopper's on paper, with a non-CUDA stack (SynapseAI).
+	"intel_gaudi": 0.35,
 }
 
 // Serving compute efficiency ETA_C per estimator_class (THROUGHPUT.md 2.2).
@@ -58,6 +63,9 @@ var computeEfficiencyByClass = map[string]float64{
 	"consumer":         0.45,
 	"volta_turing":     0.40,
 	"amd_cdna2":        0.30,
+	// intel_gaudi: an ASSUMPTION like its training U above (no Gaudi
+	// serving measurement used), between ada_dc (0.40) and amd_cdna3 (0.30).
+	"intel_gaudi": 0.35,
 }
 
 // Utilization is the calibrated training utilization U of an estimator
@@ -222,7 +230,7 @@ func PrecisionOn(w Workload, c pricewatch.Card) (Precision, bool) {
 		if note != "" {
 			note += "; "
 		}
-		return Precision{Name: PrecisionFP16, PeakTFLOPS: c.FP16TFLOPS, Note: note + "no bf16: fp16 mixed precision"}, true
+		return Precision{Name: PrecisionFP16, PeakTFLOPS: c.TrainPeakTFLOPS(), Note: note + "no bf16: fp16 mixed precision"}, true
 	}
 	switch w.computePrecision() {
 	case PrecisionFP8:

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,6 +168,32 @@ const (
 	DefaultHoursPerMonth     = pricewatch.HoursPerMonth
 )
 
+// Bounds of a job spec's numbers: a value outside them (or NaN, or an
+// infinity) is refused with an error naming the field, so that no plan can
+// overflow (GPU counts, billed periods) or lose its numbers to ±Inf.
+const (
+	MaxTokens              = 1e16    // tokens to process
+	MaxPeakTokensPerSecond = 1e8     // serving peak, output tokens per second
+	MaxHoursPerMonth       = 744     // 31 days
+	MinRequestRate         = 1e-3    // requests per second, when given
+	MaxRequestRate         = 1e6     // requests per second
+	MaxSeqLen              = 1 << 20 // training sequence length
+	MaxMicroBatch          = 4096
+	MaxContext             = 1 << 21 // serving context (input + output tokens)
+	MaxConcurrency         = 1 << 16 // concurrent serving sequences
+	MinParamsB             = 1e-3    // model size in billions of parameters
+	MaxParamsB             = 2000
+	MaxHiddenPrice         = 1e4 // storage and egress prices, reclaims per hour
+	// A measured profile's tokens per second per GPU lies within
+	// MinProfileTokensPerSecond and (below) MaxProfileTokensPerSecond: a
+	// plan divides by it, so a vanishing one would overflow GPU counts.
+	MinProfileTokensPerSecond = 1e-3
+	MaxProfileTokensPerSecond = 1e7
+)
+
+// within reports whether v is a number within lo..hi; NaN is not.
+func within(v, lo, hi float64) bool { return v >= lo && v <= hi }
+
 func invalid(field, format string, args ...any) error {
 	return pricewatch.Errorf(pricewatch.EInvalid, "%s: %s", field, fmt.Sprintf(format, args...))
 }
@@ -273,8 +298,8 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		if w.Method != MethodServe {
 			return job, invalid("request_rate", "only for method serve")
 		}
-		if !(s.RequestRate > 0 && s.RequestRate <= 1e6) {
-			return job, invalid("request_rate", "must be within 0..1e6 requests per second")
+		if !within(s.RequestRate, MinRequestRate, MaxRequestRate) {
+			return job, invalid("request_rate", "must be within %g..%g requests per second, got %g", float64(MinRequestRate), float64(MaxRequestRate), s.RequestRate)
 		}
 		w.RequestRate = s.RequestRate
 	}
@@ -287,14 +312,14 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	default:
 		return job, invalid("optimizer_state", "unknown %q (bf16 or fp32)", s.OptimizerState)
 	}
-	if s.SeqLen < 0 || s.SeqLen > 1<<20 {
-		return job, invalid("seq_len", "must be within 1..1048576")
+	if s.SeqLen < 0 || s.SeqLen > MaxSeqLen {
+		return job, invalid("seq_len", "must be within 1..%d", MaxSeqLen)
 	}
 	if s.SeqLen > 0 {
 		w.SeqLen = s.SeqLen
 	}
-	if s.MicroBatch < 0 || s.MicroBatch > 4096 {
-		return job, invalid("micro_batch", "must be within 1..4096")
+	if s.MicroBatch < 0 || s.MicroBatch > MaxMicroBatch {
+		return job, invalid("micro_batch", "must be within 1..%d", MaxMicroBatch)
 	}
 	if s.MicroBatch > 0 {
 		w.MicroBatch = s.MicroBatch
@@ -312,8 +337,14 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		w.SeqLen, w.MicroBatch = max(w.SeqLen, 2048), max(w.MicroBatch, 1)
 	}
 	// Serving shape.
-	if s.Context < 0 || s.OutputTokens < 0 || s.Concurrency < 0 {
-		return job, invalid("context", "context, output_tokens and concurrency must not be negative")
+	if s.Context != 0 && (s.Context < 2 || s.Context > MaxContext) {
+		return job, invalid("context", "must be within 2..%d tokens (0: the default), got %d", MaxContext, s.Context)
+	}
+	if s.OutputTokens < 0 || s.OutputTokens >= MaxContext {
+		return job, invalid("output_tokens", "must be within 1..%d tokens (0: the default), got %d", MaxContext-1, s.OutputTokens)
+	}
+	if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
+		return job, invalid("concurrency", "must be within 1..%d sequences (0: the default), got %d", MaxConcurrency, s.Concurrency)
 	}
 	if w.Method == MethodServe {
 		if s.Context > 0 {
@@ -337,14 +368,17 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 	}
 	// Tokens.
-	if s.Tokens < 0 || s.Tokens > 1e16 {
-		return job, invalid("tokens", "must be within 0..1e16")
+	if s.Tokens != 0 && !within(s.Tokens, 1, MaxTokens) {
+		return job, invalid("tokens", "must be within 1..%g, got %g", float64(MaxTokens), s.Tokens)
 	}
 	if w.Method.Training() && s.Tokens == 0 {
 		return job, invalid("tokens", "required for training: the tokens to process")
 	}
-	if s.PeakTokensPerSecond < 0 || s.HoursPerMonth < 0 || s.HoursPerMonth > 744 {
-		return job, invalid("hours_per_month", "peak_tokens_per_second must not be negative, hours_per_month within 0..744")
+	if !within(s.PeakTokensPerSecond, 0, MaxPeakTokensPerSecond) {
+		return job, invalid("peak_tokens_per_second", "must be within 0..%g output tokens per second, got %g", float64(MaxPeakTokensPerSecond), s.PeakTokensPerSecond)
+	}
+	if !within(s.HoursPerMonth, 0, MaxHoursPerMonth) {
+		return job, invalid("hours_per_month", "must be within 0..%d, got %g", MaxHoursPerMonth, s.HoursPerMonth)
 	}
 	if s.PeakTokensPerSecond > 0 && w.Method != MethodServe {
 		return job, invalid("peak_tokens_per_second", "only for method serve")
@@ -381,7 +415,7 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		return job, invalid("modes", "%v", err)
 	}
 	job.Modes = modes
-	if s.Utilization < 0 || s.Utilization > 1 || math.IsNaN(s.Utilization) {
+	if !within(s.Utilization, 0, 1) {
 		return job, invalid("utilization", "must be within 0..1, got %v", s.Utilization)
 	}
 	job.Utilization = s.Utilization
@@ -443,7 +477,7 @@ func (m *ModelSpec) resolve() (Model, error) {
 		name string
 		ok   bool
 	}{
-		{"model.params_b", m.ParamsB > 0 && m.ParamsB <= 2000},
+		{"model.params_b", within(m.ParamsB, MinParamsB, MaxParamsB)},
 		{"model.layers", m.Layers > 0 && m.Layers <= 1000},
 		{"model.hidden", m.Hidden > 0 && m.Hidden <= 1<<17},
 		{"model.heads", m.Heads > 0 && m.Heads <= 1024},
@@ -478,7 +512,7 @@ func (h *HiddenSpec) resolve() (Hidden, error) {
 		if f.src == nil {
 			continue
 		}
-		if *f.src < 0 || *f.src > f.max {
+		if !within(*f.src, 0, f.max) {
 			return out, invalid(f.name, "must be within 0..%g", f.max)
 		}
 		*f.dst = *f.src
@@ -495,8 +529,8 @@ func (h *HiddenSpec) resolve() (Hidden, error) {
 		if f.src == nil {
 			continue
 		}
-		if *f.src < 0 || *f.src > 1e4 {
-			return out, invalid(f.name, "must be within 0..10000")
+		if !within(*f.src, 0, MaxHiddenPrice) {
+			return out, invalid(f.name, "must be within 0..%g", float64(MaxHiddenPrice))
 		}
 		v := *f.src
 		*f.dst = &v

@@ -440,6 +440,22 @@ func TestJobSpec_Resolve(t *testing.T) {
 		{"PeakForTraining", rank.JobSpec{Workload: "lora-7b", Tokens: 1, PeakTokensPerSecond: 10}, "peak_tokens_per_second"},
 		{"OutputAboveContext", rank.JobSpec{Workload: "serve-7b", Context: 100, OutputTokens: 200}, "output_tokens"},
 		{"Limit", rank.JobSpec{Workload: "lora-7b", Tokens: 1, Limit: 5000}, "limit"},
+		// The case (1e300 peak tokens/s planned −9223372036854775808
+		// GPUs) and the other numbers no job has.
+		{"Peak1e300", rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 1e300}, "peak_tokens_per_second"},
+		{"PeakNaN", rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: math.NaN()}, "peak_tokens_per_second"},
+		{"PeakInf", rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: math.Inf(1)}, "peak_tokens_per_second"},
+		{"NegativePeak", rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: -1}, "peak_tokens_per_second"},
+		{"HoursNaN", rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 10, HoursPerMonth: math.NaN()}, "hours_per_month"},
+		{"TokensNaN", rank.JobSpec{Workload: "lora-7b", Tokens: math.NaN()}, "tokens"},
+		{"TokensInf", rank.JobSpec{Workload: "lora-7b", Tokens: math.Inf(1)}, "tokens"},
+		{"HugeContext", rank.JobSpec{Workload: "serve-7b", Context: math.MaxInt64}, "context"},
+		{"HugeOutput", rank.JobSpec{Workload: "serve-7b", OutputTokens: math.MaxInt64}, "output_tokens"},
+		{"NegativeOutput", rank.JobSpec{Workload: "serve-7b", OutputTokens: -1}, "output_tokens"},
+		{"HugeConcurrency", rank.JobSpec{Workload: "serve-7b", Concurrency: math.MaxInt64}, "concurrency"},
+		{"NegativeConcurrency", rank.JobSpec{Workload: "serve-7b", Concurrency: -1}, "concurrency"},
+		{"HiddenNaN", rank.JobSpec{Workload: "lora-7b", Tokens: 1, Hidden: &rank.HiddenSpec{StorageGB: ptr(math.NaN())}}, "hidden.storage_gb"},
+		{"HiddenPriceNaN", rank.JobSpec{Workload: "lora-7b", Tokens: 1, Hidden: &rank.HiddenSpec{EgressPricePerGB: ptr(math.NaN())}}, "hidden.egress_price_gb"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.spec.Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD")

@@ -170,7 +170,7 @@ func Published(w Workload, cardID string) (Profile, bool) {
 	if len(vals) == 0 {
 		return p, false
 	}
-	p.TokensPerSecond = median(vals)
+	p.TokensPerSecond = Median(vals)
 	if len(ids) == 1 {
 		m := rows[0]
 		p.Note = fmt.Sprintf("published: %s (%s %gB, %s, %d GPU)", m.ID, m.Model, m.ParamsB, m.Framework, m.GPUs)
@@ -226,8 +226,9 @@ func applies(m Measurement, w Workload) bool {
 	return false
 }
 
-// median of a non-empty slice (the mean of the middle two for an even count).
-func median(v []float64) float64 {
+// Median of a non-empty slice (the mean of the middle two for an even
+// count); v is not changed.
+func Median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)

@@ -191,8 +191,8 @@ func TestMedian_Cases(t *testing.T) {
 		{"one", []float64{3}, 3}, {"odd", []float64{5, 1, 3}, 3}, {"even", []float64{4, 1, 3, 2}, 2.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := median(tc.in); got != tc.want {
-				t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+			if got := Median(tc.in); got != tc.want {
+				t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
 			}
 		})
 	}

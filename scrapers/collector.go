@@ -1,6 +1,7 @@
 package scrapers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -345,7 +347,69 @@ func fetchOnce(c *colly.Collector, r Request) (*colly.Response, error) {
 	if len(resp.Body) >= c.MaxBodySize && c.MaxBodySize > 0 {
 		return nil, fmt.Errorf("%w of %d MB", ErrTooLarge, c.MaxBodySize>>20)
 	}
+	if want := wantedFormat(hdr.Get("Accept")); want != "" && isMarkup(resp.Body) {
+		ct := ""
+		if resp.Headers != nil {
+			ct = resp.Headers.Get("Content-Type")
+		}
+		return nil, newMarkupError(want, ct, resp.Body)
+	}
 	return resp, nil
+}
+
+// wantedFormat names the data format an Accept header asks for first
+// (JSON, CSV, JavaScript), or "" for pages and anything else.
+func wantedFormat(accept string) string {
+	first, _, _ := strings.Cut(accept, ",")
+	mt, _, err := mime.ParseMediaType(strings.TrimSpace(first))
+	if err != nil {
+		return ""
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return "JSON"
+	case mt == "text/csv":
+		return "CSV"
+	case mt == "application/javascript" || mt == "text/javascript":
+		return "JavaScript"
+	}
+	return ""
+}
+
+// isMarkup reports whether a body is an HTML or XML document (its first
+// non-space byte is '<'): an error page or a login wall where data was
+// asked for.
+func isMarkup(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '<'
+}
+
+// MarkupError is an HTML (or XML) body where data was expected: an error
+// page, a login wall, a bot check. It names the content type the server
+// declared or, for a body in hand without one, what the body looks like.
+type MarkupError struct {
+	// Want is the format expected: JSON, CSV, JavaScript.
+	Want string
+	// ContentType is the response's Content-Type header ("" if unknown);
+	// Sniffed is the type the body looks like when it is unknown.
+	ContentType string
+	Sniffed     string
+	Snippet     string
+}
+
+func newMarkupError(want, contentType string, body []byte) *MarkupError {
+	e := &MarkupError{Want: want, ContentType: contentType, Snippet: snippet(body)}
+	if contentType == "" {
+		e.Sniffed = http.DetectContentType(bytes.TrimSpace(body))
+	}
+	return e
+}
+
+func (e *MarkupError) Error() string {
+	if e.ContentType == "" {
+		return fmt.Sprintf("expected %s, got markup (no content-type known; it looks like %s): %s", e.Want, e.Sniffed, e.Snippet)
+	}
+	return fmt.Sprintf("expected %s, got markup (content-type %q): %s", e.Want, e.ContentType, e.Snippet)
 }
 
 func hostOf(raw string) string {
@@ -404,20 +468,25 @@ func DecodeJSON(resp *colly.Response, v any) error {
 }
 
 // UnmarshalJSON is DecodeJSON for a body already in hand; contentType may
-// be empty.
+// be empty (it is unknown), and an HTML body then says what it looks like.
+// Fetch has already refused markup for a request that asked for JSON,
+// naming the response's content type.
 func UnmarshalJSON(body []byte, contentType string, v any) error {
 	b := bytes.TrimSpace(body)
 	if len(b) == 0 {
-		return errors.New("empty response body")
+		return ErrEmptyBody
 	}
 	if b[0] == '<' {
-		return fmt.Errorf("expected JSON, got markup (content-type %q): %s", contentType, snippet(b))
+		return newMarkupError("JSON", contentType, b)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("decode JSON: %w", err)
 	}
 	return nil
 }
+
+// ErrEmptyBody is a response without a body (or only white space).
+var ErrEmptyBody = errors.New("empty response body")
 
 // ErrNothingParsed is returned by scrapers whose response held no offers:
 // a layout change or an empty answer, never "every offer vanished".
@@ -465,11 +534,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	// A streamed body: the consumer reads it here, capped; colly gets an
-	// empty body so that it never buffers the file.
+	// empty body so that it never buffers the file. Markup where data was
+	// asked for is refused before the consumer sees it.
 	s.started.Store(true)
 	limit := int64(t.env.maxBody())
 	capped := &capReader{r: body, left: limit, limit: limit}
-	s.err = s.consume(capped)
+	br := bufio.NewReader(capped)
+	head, _ := br.Peek(512)
+	if want := wantedFormat(req.Header.Get("Accept")); want != "" && isMarkup(head) {
+		s.err = newMarkupError(want, resp.Header.Get("Content-Type"), head)
+	} else {
+		s.err = s.consume(br)
+	}
 	if s.err == nil && capped.over {
 		s.err = fmt.Errorf("%w of %d MB", ErrTooLarge, limit>>20)
 	}
@@ -526,10 +602,13 @@ type Checker interface {
 	Check(env *Env) error
 }
 
-// CompleteHTML rejects a page cut short: HTML parses leniently, so half a
-// page would otherwise yield half the rows and look like offers that
-// vanished.
+// CompleteHTML rejects an empty page (ErrEmptyBody) and a page cut short:
+// HTML parses leniently, so half a page would otherwise yield half the rows
+// and look like offers that vanished.
 func CompleteHTML(body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return ErrEmptyBody
+	}
 	if !bytes.Contains(bytes.ToLower(body), []byte("</html>")) {
 		return errors.New("page truncated (no closing </html>)")
 	}

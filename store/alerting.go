@@ -20,6 +20,15 @@ var (
 	bNotify    = []byte("notify")
 )
 
+// ErrNotFound is returned for a missing record.
+var ErrNotFound = errors.New("not found")
+
+func idKey(id uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, id)
+	return b
+}
+
 // ChangeRetention is how long the time-ordered change log and the watch
 // series are kept (the digest looks back 7 days).
 const ChangeRetention = 30 * 24 * time.Hour
@@ -116,129 +125,6 @@ func pruneBefore(b *bolt.Bucket, before time.Time) error {
 		}
 	}
 	return nil
-}
-
-// Message statuses in the outbox.
-const (
-	Pending = "pending"
-	Sent    = "sent"
-	Failed  = "failed"
-)
-
-// Message is one Slack message in the outbox, delivered in order.
-type Message struct {
-	ID      uint64          `json:"id"`
-	Kind    string          `json:"kind"` // change, health, degraded, digest
-	Watch   string          `json:"watch,omitempty"`
-	Text    string          `json:"text"`
-	Payload json.RawMessage `json:"payload"` // the Slack message (blocks) as JSON
-	Created time.Time       `json:"created"`
-	Status  string          `json:"status"`
-	// Attempts and NextAttempt drive retries; LastError says why the last
-	// attempt failed (a permanent error stays with the failed message).
-	Attempts    int       `json:"attempts"`
-	NextAttempt time.Time `json:"next_attempt,omitzero"`
-	LastError   string    `json:"last_error,omitempty"`
-	SentAt      time.Time `json:"sent_at,omitzero"`
-}
-
-func idKey(id uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, id)
-	return b
-}
-
-// enqueue adds a message to the outbox within tx.
-func enqueue(tx *bolt.Tx, m *Message) error {
-	b := bucket(tx, bOutbox)
-	id, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	m.ID, m.Status = id, Pending
-	if m.NextAttempt.IsZero() {
-		m.NextAttempt = m.Created
-	}
-	return putJSON(b, idKey(id), m)
-}
-
-// Enqueue adds a message to the outbox.
-func (s *Store) Enqueue(m Message) (uint64, error) {
-	err := s.db.Update(func(tx *bolt.Tx) error { return enqueue(tx, &m) })
-	return m.ID, err
-}
-
-// NextPending returns the oldest pending message (the one the sender must
-// deliver before any later one), or nil.
-func (s *Store) NextPending() (*Message, error) {
-	var out *Message
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bucket(tx, bOutbox).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			var m Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("decode message %x: %w", k, err)
-			}
-			if m.Status == Pending {
-				out = &m
-				return nil
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// UpdateMessage stores a message's delivery state.
-func (s *Store) UpdateMessage(m Message) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := bucket(tx, bOutbox)
-		if b.Get(idKey(m.ID)) == nil {
-			return fmt.Errorf("message %d: %w", m.ID, ErrNotFound)
-		}
-		return putJSON(b, idKey(m.ID), m)
-	})
-}
-
-// ErrNotFound is returned for a missing record.
-var ErrNotFound = errors.New("not found")
-
-// Messages returns up to limit messages, newest first (all statuses).
-func (s *Store) Messages(limit int) ([]Message, error) {
-	var out []Message
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bucket(tx, bOutbox).Cursor()
-		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			var m Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// PruneMessages drops sent and failed messages created before the time.
-func (s *Store) PruneMessages(before time.Time) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := bucket(tx, bOutbox)
-		var old [][]byte
-		c := b.Cursor()
-		for k, v := c.First(); k != nil && len(old) < 1000; k, v = c.Next() {
-			var m Message
-			if json.Unmarshal(v, &m) == nil && m.Status != Pending && m.Created.Before(before) {
-				old = append(old, append([]byte{}, k...))
-			}
-		}
-		for _, k := range old {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // Silence mutes posts for watches matching Watch ("*" for all) until Ends.

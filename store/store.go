@@ -234,14 +234,48 @@ type Health struct {
 	ConsecutiveFailures int            `json:"consecutive_failures"`
 	Offers              int            `json:"offers"`
 	Unknown             map[string]int `json:"unknown,omitempty"`
+	// Mapped counts the offers of the last applied run that map to a card,
+	// per billing mode: what a later run's layout is judged against.
+	Mapped map[pricewatch.Mode]int `json:"mapped,omitempty"`
+	// Hold is set while the last run was kept but not applied
+	// (quarantined or suspect), with HoldReason; Pending is the new level
+	// such runs show and how many in a row confirmed it; HeldOffers are the
+	// outlier offers held back and how often each came again.
+	Hold       pricewatch.RunHold   `json:"hold,omitempty"`
+	HoldReason string               `json:"hold_reason,omitempty"`
+	Pending    *Level               `json:"pending,omitempty"`
+	HeldOffers map[string]HeldState `json:"held_offers,omitempty"`
+}
+
+// Level is a new level a source's held runs show: a common price factor,
+// or the mapped offers per mode of a drifted layout; Runs counts the runs
+// in a row that showed it.
+type Level struct {
+	Kind   string                  `json:"kind"`
+	Factor float64                 `json:"factor,omitempty"`
+	Mapped map[pricewatch.Mode]int `json:"mapped,omitempty"`
+	Runs   int                     `json:"runs"`
+}
+
+// HeldState is an outlier offer's held price and how many runs in a row
+// brought it.
+type HeldState struct {
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	Runs            int     `json:"runs"`
 }
 
 // RunResult is what a run brings to the store. For a successful run Offers
-// is the source's complete current set; Rates is set by rate sources.
+// is the source's complete current set, less Keep: offers held back as
+// outliers, whose stored versions stay untouched. Rates is set by rate
+// sources. Pending and HeldOffers are the source's confirmation state
+// after the run (stored in its health).
 type RunResult struct {
-	Run    pricewatch.Run
-	Offers []pricewatch.Offer
-	Rates  *pricewatch.Rates
+	Run        pricewatch.Run
+	Offers     []pricewatch.Offer
+	Keep       []string
+	Rates      *pricewatch.Rates
+	Pending    *Level
+	HeldOffers map[string]HeldState
 }
 
 // RecordRun commits one run in one transaction: the run record, the
@@ -252,8 +286,8 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 	run := rr.Run
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		src := []byte(run.Source)
-		if run.OK {
-			n, err := applyOffers(tx, run.Source, run.Started, rr.Offers)
+		if run.OK && run.Held == "" {
+			n, err := applyOffers(tx, run.Source, run.Started, rr.Offers, rr.Keep)
 			if err != nil {
 				return fmt.Errorf("apply offers: %w", err)
 			}
@@ -278,11 +312,24 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 				return fmt.Errorf("decode health of %s: %w", run.Source, err)
 			}
 		}
-		h.Source, h.LastRun, h.LastDuration, h.LastOK = run.Source, run.Started, run.Duration, run.OK
-		if run.OK {
-			h.LastSuccess, h.LastError, h.ConsecutiveFailures = run.Started, "", 0
-			h.Offers, h.Unknown = run.Offers, run.Unknown
-		} else {
+		h.Source, h.LastRun, h.LastDuration = run.Source, run.Started, run.Duration
+		switch {
+		case run.OK && run.Held != "":
+			// Fetched and parsed, kept out of the offers: not a failure, and
+			// not a success either (the held source's offers age as they
+			// would without it).
+			h.LastOK, h.LastError, h.ConsecutiveFailures = true, "", 0
+			h.Hold, h.HoldReason = run.Held, run.Reason
+			h.Pending, h.HeldOffers = rr.Pending, rr.HeldOffers
+		case run.OK:
+			h.LastOK, h.LastSuccess, h.LastError, h.ConsecutiveFailures = true, run.Started, "", 0
+			h.Offers, h.Unknown, h.Mapped = run.Offers, run.Unknown, mappedByMode(rr.Offers)
+			h.Hold, h.HoldReason = "", ""
+			h.Pending, h.HeldOffers = rr.Pending, rr.HeldOffers
+		default:
+			// A failure says more than an earlier hold; a pending level's
+			// count survives it.
+			h.LastOK, h.Hold, h.HoldReason = false, "", ""
 			h.LastError = run.Error
 			h.ConsecutiveFailures++
 		}
@@ -294,7 +341,18 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 	return run, nil
 }
 
-func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer) (int, error) {
+// mappedByMode counts the offers that map to a card, per mode.
+func mappedByMode(offers []pricewatch.Offer) map[pricewatch.Mode]int {
+	m := map[pricewatch.Mode]int{}
+	for _, o := range offers {
+		if o.Card != "" && !o.Reference() {
+			m[o.Mode]++
+		}
+	}
+	return m
+}
+
+func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer, keep []string) (int, error) {
 	ob, hb := bucket(tx, bOffers), bucket(tx, bHistory)
 	prefix := append([]byte(source), 0)
 	old := map[string]pricewatch.Offer{}
@@ -322,7 +380,10 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		}
 		return putJSON(cl, join(timeKey(at), []byte(o.Key)), ch)
 	}
-	seen := make(map[string]bool, len(offers))
+	seen := make(map[string]bool, len(offers)+len(keep))
+	for _, k := range keep {
+		seen[k] = true // held back: the stored version stays as it is
+	}
 	for _, o := range offers {
 		if o.Source != source {
 			return 0, fmt.Errorf("offer %s is not from source %s", o.Key, source)
@@ -397,17 +458,26 @@ func putRates(tx *bolt.Tx, r *pricewatch.Rates) error {
 }
 
 // Offers returns every current offer, ordered by source and key.
-func (s *Store) Offers() ([]pricewatch.Offer, error) {
+func (s *Store) Offers() ([]pricewatch.Offer, error) { return s.offersWith(nil) }
+
+// OffersOf returns one source's current offers.
+func (s *Store) OffersOf(source string) ([]pricewatch.Offer, error) {
+	return s.offersWith(append([]byte(source), 0))
+}
+
+// offersWith reads the current offers whose keys start with prefix.
+func (s *Store) offersWith(prefix []byte) ([]pricewatch.Offer, error) {
 	var out []pricewatch.Offer
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return bucket(tx, bOffers).ForEach(func(k, v []byte) error {
+		c := bucket(tx, bOffers).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var o pricewatch.Offer
 			if err := json.Unmarshal(v, &o); err != nil {
 				return fmt.Errorf("decode offer %q: %w", k, err)
 			}
 			out = append(out, o)
-			return nil
-		})
+		}
+		return nil
 	})
 	return out, err
 }

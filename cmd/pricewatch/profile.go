@@ -88,8 +88,8 @@ func setProfile(ctx context.Context, cfg *config.Config, card, workload string, 
 	if !slices.ContainsFunc(ws, func(w rank.Workload) bool { return w.Name == workload }) {
 		return usageError{fmt.Sprintf("--workload: unknown workload %q", workload)}
 	}
-	if !(tps > 0 && tps < 1e7) {
-		return usageError{"--tps: must be a positive tokens-per-second figure"}
+	if !(tps >= rank.MinProfileTokensPerSecond && tps <= rank.MaxProfileTokensPerSecond) {
+		return usageError{fmt.Sprintf("--tps: must be a tokens-per-second figure within %g..%g", rank.MinProfileTokensPerSecond, rank.MaxProfileTokensPerSecond)}
 	}
 	p := rank.Profile{Card: card, Workload: workload, TokensPerSecond: tps, Origin: rank.OriginMeasured, Note: "measured: " + note}
 	st, err := openStore(cfg.DB, false)

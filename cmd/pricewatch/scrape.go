@@ -80,7 +80,19 @@ func summaryLine(s pipeline.Summary) string {
 	if s.Rates != nil {
 		return fmt.Sprintf("%-10s ok        %5.1fs  rates of %s: %d currencies per %s", s.Source, s.Duration.Seconds(), s.Rates.Date, len(s.Rates.Rates), s.Rates.Base)
 	}
+	if s.Held != "" {
+		return fmt.Sprintf("%-10s %-9s %5.1fs  %6d offers not applied: %s", s.Source, strings.ToUpper(string(s.Held)), s.Duration.Seconds(), s.Offers, s.Reason)
+	}
 	line := fmt.Sprintf("%-10s ok        %5.1fs  %6d offers  %4d changes  %2d unknown GPUs", s.Source, s.Duration.Seconds(), s.Offers, s.Changes, len(s.Unknown))
+	if s.Invalid > 0 {
+		line += fmt.Sprintf("  %d invalid skipped", s.Invalid)
+	}
+	if s.HeldOffers > 0 {
+		line += fmt.Sprintf("  %d outliers held back", s.HeldOffers)
+	}
+	if s.Reason != "" {
+		line += "  (" + s.Reason + ")"
+	}
 	if len(s.Unknown) > 0 {
 		names := make([]string, 0, len(s.Unknown))
 		for n := range s.Unknown {

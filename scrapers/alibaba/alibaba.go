@@ -12,11 +12,20 @@
 // the period-1 month is the monthly subscription (monthly, per month) and
 // the period-1 year the yearly one (reserved-1y, the whole year's total).
 //
+// The file's version changes as Alibaba republishes prices, so it is not
+// pinned: each run first reads the ECS pricing page
+// (https://www.aliyun.com/price/ecs/ecs-pricing/zh) and takes the version
+// of the price-file folder it links (g.alicdn.com/aliyun/ecs-price-info/
+// <version>), as public parsers do (cloudpilot-ai/priceserver
+// pkg/client/alibabacloud.go, getECSPrice). Config's version pins one
+// instead. A page that names no version fails the run by name.
+//
 // Only Linux, VPC rows of GPU families (ecs.gn*, ecs.ebmgn*, ecs.sgn*,
 // ecs.vgn*) are read. The file has no GPU model or count: both come from
 // the instance type through the static table below; a GPU type the table
-// does not know is kept (on-demand only) under its own name with one GPU,
-// so that normalize reports it as unknown. Nothing is guessed.
+// does not know is kept (on-demand, or its first period price when it has
+// no hourly one) under its own name with one GPU, so that normalize
+// reports it as unknown. Nothing is guessed and no GPU type is dropped.
 package alibaba
 
 import (
@@ -37,9 +46,18 @@ import (
 	"github.com/pricewatch/pricewatch/scrapers"
 )
 
-// DefaultVersion is the price file version asked for by default, one seen
-// in public code (SOURCES.md lists 2.0.6, 2.0.8, 2.0.11, 2.0.28, 2.0.211).
-const DefaultVersion = "2.0.211"
+// TemplateVersion is the version segment of the default URL, one seen in
+// public code (SOURCES.md lists 2.0.6, 2.0.8, 2.0.11, 2.0.28, 2.0.211).
+// It is only a template: each run replaces it with the version the
+// pricing page links, unless config pins one.
+const TemplateVersion = "2.0.211"
+
+// DefaultPricePage is the page whose links name the current price-file
+// version.
+const DefaultPricePage = "https://www.aliyun.com/price/ecs/ecs-pricing/zh"
+
+// PricePagePath is the path of DefaultPricePage (Rebase serves it there).
+const PricePagePath = "/price/ecs/ecs-pricing/zh"
 
 func init() {
 	scrapers.Add(scrapers.Registration{
@@ -49,7 +67,7 @@ func init() {
 		Yields:      "ondemand (per hour), monthly (per month), reserved-1y (per year); CNY per instance",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
-			URL:        "https://g.alicdn.com/aliyun/ecs-price-info/" + DefaultVersion + "/price/download/instancePrice.json",
+			URL:        "https://g.alicdn.com/aliyun/ecs-price-info/" + TemplateVersion + "/price/download/instancePrice.json",
 			Schedule:   "10 3 * * *",
 			StaleAfter: 60 * time.Hour,
 			Timeout:    120 * time.Second,
@@ -58,16 +76,26 @@ func init() {
 			// runaway download.
 			MaxBodyMB: 256,
 		},
-		New: func() scrapers.Scraper { return &Scraper{Version: DefaultVersion} },
+		New: func() scrapers.Scraper { return &Scraper{PricePage: DefaultPricePage} },
 	})
 }
 
 // Scraper is the Alibaba source.
 type Scraper struct {
-	// Version replaces the version segment of the configured URL
-	// (…/ecs-price-info/<version>/…); a URL without that segment is used
-	// as it is.
+	// Version pins the version segment of the configured URL
+	// (…/ecs-price-info/<version>/…). Empty: the version the pricing page
+	// links, read on every run. A URL without that segment is used as it
+	// is (nothing to discover).
 	Version string `yaml:"version"`
+	// PricePage is the page read for the current version (default
+	// DefaultPricePage).
+	PricePage string `yaml:"price_page"`
+}
+
+// Rebase points the pricing page at base, as config's url points the
+// price file.
+func (s *Scraper) Rebase(base string) {
+	s.PricePage = strings.TrimRight(base, "/") + PricePagePath
 }
 
 var (
@@ -82,18 +110,77 @@ func FileURL(base, version string) (string, error) {
 		return base, nil
 	}
 	if !versionRe.MatchString(version) {
-		return "", fmt.Errorf("alibaba: bad version %q (want digits and dots, e.g. %s)", version, DefaultVersion)
+		return "", fmt.Errorf("alibaba: bad version %q (want digits and dots, e.g. %s)", version, TemplateVersion)
 	}
 	return segmentRe.ReplaceAllString(base, "/ecs-price-info${1}/"+version+"/"), nil
 }
 
-// Scrape streams the price file through the parser.
+// versionLink matches a link to a price-file folder of the China site
+// (group 1 empty) or the international one (group 1 "-intl") and captures
+// its version.
+var versionLink = regexp.MustCompile(`(?:https?:)?//g\.alicdn\.com/aliyun/ecs-price-info(-intl)?/([0-9]+(?:\.[0-9]+)+)`)
+
+// PageVersion returns the highest price-file version the pricing page
+// links for the site of the configured file (intl: the international
+// site's ecs-price-info-intl folder), "" when it links none.
+func PageVersion(page []byte, intl bool) string {
+	best := ""
+	for _, m := range versionLink.FindAllSubmatch(page, -1) {
+		if (len(m[1]) > 0) != intl {
+			continue
+		}
+		if v := string(m[2]); best == "" || versionLess(best, v) {
+			best = v
+		}
+	}
+	return best
+}
+
+// versionLess compares dotted versions numerically ("2.0.28" < "2.0.211").
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// Scrape finds the current version (unless pinned), then streams the
+// price file through the parser.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	u, err := FileURL(env.URL(), s.Version)
+	page := s.PricePage
+	if page == "" {
+		page = DefaultPricePage
+	}
+	c, err := env.NewCollector(ctx, page)
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	c, err := env.NewCollector(ctx)
+	version := strings.TrimSpace(s.Version)
+	if m := segmentRe.FindStringSubmatch(env.URL()); version == "" && m != nil {
+		resp, err := env.Fetch(ctx, c, scrapers.Request{URL: page, Header: http.Header{"Accept": {"text/html"}}})
+		if err != nil {
+			return scrapers.Result{}, fmt.Errorf("alibaba pricing page (%s), read for the price-file version: %w", page, err)
+		}
+		intl := m[1] != ""
+		if version = PageVersion(resp.Body, intl); version == "" {
+			folder := "ecs-price-info"
+			if intl {
+				folder += "-intl"
+			}
+			return scrapers.Result{}, fmt.Errorf("alibaba pricing page (%s) links no g.alicdn.com/aliyun/%s/<version> folder; pin sources.alibaba.version to run", page, folder)
+		}
+	}
+	u, err := FileURL(env.URL(), version)
 	if err != nil {
 		return scrapers.Result{}, err
 	}
@@ -332,7 +419,8 @@ func observations(key string, e entry, url string) ([]pricewatch.Observation, er
 	} else {
 		// A GPU type the table does not know: named by the type so that
 		// normalize reports it; its monthly and yearly rows would repeat
-		// the same unknown name, so only pay-as-you-go is kept. Its GPU
+		// the same unknown name, so only pay-as-you-go is kept (the first
+		// period price when the type is not sold by the hour). Its GPU
 		// count is unknown, so it states no rent unit.
 		base.GPUName, base.GPUCount = itype, 1
 	}
@@ -355,8 +443,10 @@ func observations(key string, e entry, url string) ([]pricewatch.Observation, er
 		out = append(out, o)
 	}
 	add(pricewatch.ModeOnDemand, pricewatch.PerHour, pick(e.Hours, true))
-	if known {
+	if known || len(out) == 0 {
 		add(pricewatch.ModeMonthly, pricewatch.PerMonth, pick(e.Months, false))
+	}
+	if known || len(out) == 0 {
 		add(pricewatch.ModeReserved1Y, pricewatch.PerTerm, pick(e.Years, false))
 	}
 	return out, errors.Join(errs...)

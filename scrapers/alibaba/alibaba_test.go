@@ -5,6 +5,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -19,7 +22,7 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "alibaba")
 	nr, g := scrapertest.CheckFixture(t, "alibaba", res)
-	want := map[string]int{"ondemand": 8, "monthly": 6, "reserved-1y": 3}
+	want := map[string]int{"ondemand": 8, "monthly": 7, "reserved-1y": 3}
 	for m, n := range want {
 		if g.ByMode[m] != n {
 			t.Errorf("by mode %v, want %v", g.ByMode, want)
@@ -51,7 +54,7 @@ func TestScraper_Fixture(t *testing.T) {
 	// Known types are rented whole in every period; the two types the
 	// table does not know have no GPU count, so no rent unit.
 	scrapertest.FixedUnits(t, nr, "alibaba/ecs.ebmgn7ex.32xlarge/cn-wulanchabu/ondemand",
-		"alibaba/ecs.gn7-c12g1.3xlarge/cn-hangzhou/ondemand")
+		"alibaba/ecs.gn7-c12g1.3xlarge/cn-hangzhou/ondemand", "alibaba/ecs.ebmgn8v.48xlarge/cn-wulanchabu/monthly")
 	scrapertest.Rent(t, nr, "alibaba/ecs.gn6v-c8g1.16xlarge/cn-shanghai/reserved-1y", pricewatch.RentFixed, 8)
 	scrapertest.Rent(t, nr, "alibaba/ecs.gn7i-c32g1.16xlarge/cn-hangzhou/ondemand", pricewatch.RentFixed, 2)
 	keys := map[string]bool{}
@@ -72,8 +75,11 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("offer %s must not exist", absent)
 		}
 	}
-	if len(nr.Unknown) != 2 || nr.Unknown["ecs.gn7-c12g1.3xlarge"] != 1 || nr.Unknown["ecs.ebmgn7ex.32xlarge"] != 1 {
-		t.Errorf("unknown = %v, want ecs.gn7-c12g1.3xlarge and ecs.ebmgn7ex.32xlarge once each", nr.Unknown)
+	// An unknown type sold only by the month is reported from its monthly
+	// row, not dropped.
+	if len(nr.Unknown) != 3 || nr.Unknown["ecs.gn7-c12g1.3xlarge"] != 1 || nr.Unknown["ecs.ebmgn7ex.32xlarge"] != 1 ||
+		nr.Unknown["ecs.ebmgn8v.48xlarge"] != 1 {
+		t.Errorf("unknown = %v, want ecs.gn7-c12g1.3xlarge, ecs.ebmgn7ex.32xlarge and ecs.ebmgn8v.48xlarge once each", nr.Unknown)
 	}
 }
 
@@ -89,8 +95,82 @@ func TestParseReader_Streams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(obs) != 17 || total != 17 {
-		t.Errorf("%d observations, progress %d; want 17", len(obs), total)
+	if len(obs) != 18 || total != 18 {
+		t.Errorf("%d observations, progress %d; want 18", len(obs), total)
+	}
+}
+
+// The run reads the pricing page first and fetches the price file at the
+// version the page links, whatever version the configured URL names; a
+// pinned version skips the page.
+func TestScraper_DiscoversVersion(t *testing.T) {
+	var paths []string
+	h := fixtures.Handler(fixtures.FS())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			paths = append(paths, r.URL.Path)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	s, env := scrapertest.Scraper(t, "alibaba", srv.URL)
+	env.Settings.URL = strings.Replace(env.Settings.URL, "2.0.999", alibaba.TemplateVersion, 1)
+	res, err := s.Scrape(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/alibaba/price/ecs/ecs-pricing/zh", "/alibaba/aliyun/ecs-price-info/2.0.999/price/download/instancePrice.json"}
+	if !slices.Equal(paths, want) || len(res.Observations) != 18 {
+		t.Errorf("requests %q (%d observations), want %q", paths, len(res.Observations), want)
+	}
+	if res.Observations[0].URL != srv.URL+want[1] {
+		t.Errorf("URL %q, want the discovered file", res.Observations[0].URL)
+	}
+	// Pinned: no page, the pinned version (a 404 here, by name).
+	paths = nil
+	s.(*alibaba.Scraper).Version = "2.0.8"
+	if _, err := s.Scrape(t.Context(), env); err == nil || len(paths) != 1 || !strings.Contains(paths[0], "/2.0.8/") {
+		t.Errorf("pinned: requests %q, err %v", paths, err)
+	}
+}
+
+func TestScraper_PageWithoutVersion(t *testing.T) {
+	h := fixtures.Handler(fixtures.FS())
+	_, err := scrapertest.Scrape(t, "alibaba", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/ecs-pricing/zh") {
+			io.WriteString(w, "<html><body>价格</body></html>")
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	if err == nil || !strings.Contains(err.Error(), "links no g.alicdn.com/aliyun/ecs-price-info/<version> folder") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = scrapertest.Scrape(t, "alibaba", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/ecs-pricing/zh") {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	if err == nil || !strings.Contains(err.Error(), "alibaba pricing page") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestPageVersion(t *testing.T) {
+	page := []byte(`<script src="//g.alicdn.com/aliyun/ecs-price-info/2.0.28/price/js_price/x.js"></script>
+		<a href="https://g.alicdn.com/aliyun/ecs-price-info/2.0.211/price/download/instancePrice.json">
+		<script src="https://g.alicdn.com/aliyun/ecs-price-info-intl/2.0.421/price/download/instancePrice.json"></script>
+		<a href="https://g.alicdn.com/aliyun/ecs-price-info/2.0.11/">`)
+	if v := alibaba.PageVersion(page, false); v != "2.0.211" {
+		t.Errorf("China site: %q, want the highest, 2.0.211", v)
+	}
+	if v := alibaba.PageVersion(page, true); v != "2.0.421" {
+		t.Errorf("international site: %q", v)
+	}
+	if v := alibaba.PageVersion([]byte(`ecs-price-info/2.0.5 g.alicdn.com/aliyun/other/1.0`), false); v != "" {
+		t.Errorf("no link: %q", v)
 	}
 }
 

@@ -3,6 +3,7 @@ package all_test
 import (
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch/fixtures"
@@ -19,13 +20,11 @@ import (
 // count is known, so no rent unit can be stated truthfully.
 var unmappedSize = []string{"alibaba", "aws-spot", "azure", "vultr"}
 
-// noneFree are the fixture's marketplace machines whose GPUs are all
-// rented: a per-GPU rental of them takes no count now, so they keep their
-// price and state no rent unit.
-var noneFree = map[string]string{
-	"autodl/8b3d1f7c40/payg/west-C/ondemand": "gpu_idle_num 0 of 8",
-	"gpushare/1002/payg/-/ondemand":          "gpuUsed 4 of gpuNum 4",
-}
+// noneFree are fixture offers that may keep their price without rent
+// terms because nothing of them can be rented now and no count is known.
+// Full marketplace machines state their counts and availability no
+// (scrapers.FreeGPUs), so none is listed today.
+var noneFree = map[string]string{}
 
 // Every registered source, run over its fixtures, states how each of its
 // offers is rented: a reference row has no rent terms; every other offer
@@ -59,6 +58,11 @@ func TestFixtures_RentTerms(t *testing.T) {
 						t.Errorf("%s: rent unit %s with counts %v, smallest %d at %v", o.Key, o.RentUnit, o.GPUCounts, o.RentUnitGPUs, o.UnitPricePerHour)
 					}
 				case slices.Contains(unmappedSize, o.Source) && o.Card == "" && o.GPUName == o.OfferID:
+				// A GCP GPU SKU no machine type could be priced from keeps
+				// that one SKU's price under a telling name: no unit can be
+				// rented at that price.
+				case o.Source == "gcp" && o.Card == "" && (strings.HasPrefix(o.GPUName, "unmapped GCP GPU SKU ") ||
+					strings.HasPrefix(o.GPUName, "unpriced GCP GPU SKU ")):
 				case noneFree[o.Key] != "":
 					used[o.Key] = true
 				default:

@@ -376,15 +376,13 @@ func ParseSearch(body []byte, chargeType, url string) (Page, error) {
 		}
 		// An instance rents any number of the machine's free GPUs at the
 		// per-GPU price: 1..gpu_idle_num (a machine without the field:
-		// 1..gpu_number). A full machine has nothing to rent now.
-		free := o.GPUCount
+		// 1..gpu_number, availability unknown). A full machine is kept,
+		// not available now.
+		free := -1
 		if n, ok := m.GPUIdle.Get(); ok && n >= 0 && n == math.Trunc(n) && n <= 1e6 {
 			free = int(n)
-			if o.GPUCount > 0 {
-				free = min(free, o.GPUCount)
-			}
 		}
-		scrapers.PerGPUUpTo(&o, 1, free)
+		scrapers.FreeGPUs(&o, o.GPUCount, free)
 		p.Observations = append(p.Observations, o)
 	}
 	if p.Machines > 0 && len(p.Observations) == 0 {

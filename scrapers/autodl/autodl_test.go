@@ -94,7 +94,7 @@ func TestScraper_Fixture(t *testing.T) {
 		{"autodl/list/RTX 3090/-/ondemand", "RTX-3090", pricewatch.ModeOnDemand, 1.39},
 		{"autodl/list/A100 SXM4/-/ondemand", "A100-80GB-SXM", pricewatch.ModeOnDemand, 7.03},
 		{"autodl/list/H20/-/ondemand", "H20-96GB", pricewatch.ModeOnDemand, 10.5},
-		{"autodl/list/RTX 3060/-/ondemand", "", pricewatch.ModeOnDemand, 0.63},
+		{"autodl/list/RTX 3060/-/ondemand", "RTX-3060", pricewatch.ModeOnDemand, 0.63}, // no memory stated: the 12 GB card
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
@@ -112,7 +112,15 @@ func TestScraper_Fixture(t *testing.T) {
 	} {
 		scrapertest.Rent(t, nr, key, pricewatch.RentPerGPU, pricewatch.CountsUpTo(free)...)
 	}
-	scrapertest.Rent(t, nr, "autodl/8b3d1f7c40/payg/west-C/ondemand", "")
+	// A full machine (0 of 8 idle) is kept, not available now, with the
+	// counts a rental could take once its GPUs are free.
+	scrapertest.Rent(t, nr, "autodl/8b3d1f7c40/payg/west-C/ondemand", pricewatch.RentPerGPU, pricewatch.CountsUpTo(8)...)
+	if o := scrapertest.Find(t, nr, "autodl/8b3d1f7c40/payg/west-C/ondemand"); o.Available != pricewatch.AvailableNo || o.Stock != "none free" {
+		t.Errorf("full machine: available %q stock %q", o.Available, o.Stock)
+	}
+	if o := scrapertest.Find(t, nr, "autodl/2dd949a4cf/payg/west-B/ondemand"); o.Available != pricewatch.AvailableYes || o.Stock != "3 of 8 GPUs free" {
+		t.Errorf("3 idle of 8: available %q stock %q", o.Available, o.Stock)
+	}
 	if o := scrapertest.Find(t, nr, "autodl/c47a9e0d12/payg/west-B/ondemand"); o.GPUs != 4 || o.Currency != "CNY" {
 		t.Errorf("4-GPU machine: %+v", o)
 	}

@@ -13,8 +13,12 @@
 // terms sections.
 //
 // The files carry no GPU model: it comes from the instance family through
-// the static table Families (GPU count from the file's GPU column). A family
-// the table does not know is reported under its own name, never guessed.
+// the static table Families (GPU count from the file's GPU column; the
+// fractional L4 families g6f and gr6f from the table Fractions, since the
+// column does not hold a whole count for them). Every GPU row is kept by
+// default: a family the table does not know is reported under its own
+// name, and a row of a known family whose GPU count cannot be told is
+// reported under its instance type; nothing is guessed or dropped.
 package aws
 
 import (
@@ -49,11 +53,11 @@ const (
 var (
 	DefaultGlobalRegions = []string{"us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"}
 	DefaultChinaRegions  = []string{"cn-north-1", "cn-northwest-1"}
-	// DefaultFamilies are the GPU instance families kept when config names
-	// none: every NVIDIA family of the table whose GPU is certain (g5g's
-	// T4G included; it has no card and is reported as unknown).
-	DefaultFamilies = []string{"p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
-		"g4dn", "g5", "g5g", "g6", "g6e"}
+	// DefaultFamilies is empty: with no families configured every GPU row
+	// is kept, the families of the table and any other family whose GPU
+	// column states GPUs (reported under its own name). A configured list
+	// keeps only its families.
+	DefaultFamilies []string
 )
 
 // GPU is what an instance family carries, as NVIDIA names the card.
@@ -63,10 +67,12 @@ type GPU struct {
 }
 
 // Families maps an instance family (the instance type before the dot) to
-// its GPU, from AWS's instance type documentation. Only families whose GPU
-// is certain are listed: g4ad (AMD Radeon Pro V520), g6f/gr6f (fractions
-// of an L4), p6e-gb200 (GB200 superchips) and older or newer families are
-// not, and are reported under their own name if configured.
+// its GPU, from AWS's instance type documentation ("Specifications for
+// Amazon EC2 accelerated computing instances"). Only families whose GPU is
+// certain are listed; older or newer families are reported under their
+// own name. Names are NVIDIA's, or the canonical card id where NVIDIA's
+// name does not tell the variant (RTX PRO 6000 Blackwell Server Edition,
+// the GB200 superchip's B200).
 var Families = map[string]GPU{
 	"p3":      {"Tesla V100-SXM2-16GB", 16},
 	"p3dn":    {"Tesla V100-SXM2-32GB", 32},
@@ -83,7 +89,33 @@ var Families = map[string]GPU{
 	"g6":      {"NVIDIA L4", 24},
 	"gr6":     {"NVIDIA L4", 24},
 	"g6e":     {"NVIDIA L40S", 48},
+	// G6f and Gr6f: fractions of one L4 (see Fractions).
+	"g6f":  {"NVIDIA L4", 24},
+	"gr6f": {"NVIDIA L4", 24},
+	// G7e: RTX PRO 6000 Blackwell Server Edition, 96 GB (1, 2, 4, 8 GPUs).
+	"g7e": {"RTX-PRO-6000-SERVER", 96},
+	// G7: RTX PRO 4500 Blackwell Server Edition, 32 GB (kubernetes/
+	// autoscaler issue 9854; GA 2026-06-18).
+	"g7": {"RTX-PRO-4500-SERVER", 32},
+	// P6e-GB200: 4 B200 GPUs of two GB200 superchips per instance
+	// (p6e-gb200.36xlarge, 185 GiB each), an UltraServer slice.
+	"p6e-gb200": {"B200-186GB-GB200", 186},
+	// G4ad: AMD Radeon Pro V520 (no card: reported as unknown).
+	"g4ad": {"AMD Radeon Pro V520", 8},
 }
+
+// Fractions gives the share of one GPU of each size of the fractional
+// families (NVIDIA vGPU profiles L4-3Q, L4-6Q, L4-12Q: 1/8, 1/4, 1/2 of an
+// L4). Such a size is one GPU with its fraction, rented whole; a size not
+// listed is reported under its instance type.
+var Fractions = map[string]map[string]float64{
+	"g6f":  {"large": 1.0 / 8, "xlarge": 1.0 / 8, "2xlarge": 1.0 / 4, "4xlarge": 1.0 / 2},
+	"gr6f": {"4xlarge": 1.0 / 2},
+}
+
+// nonGPU matches accelerator families that are not GPUs: AWS Inferentia
+// and Trainium, the Xilinx video transcoder, FPGAs and Gaudi/Qualcomm.
+var nonGPU = regexp.MustCompile(`^(inf|trn|vt|f|dl)[0-9]`)
 
 // UnmappedName is the GPU name given to a configured family the table does
 // not know, so that the unknown report names the family.
@@ -121,8 +153,7 @@ func init() {
 				MaxBodyMB:  4096,
 			},
 			New: func() scrapers.Scraper {
-				return &Scraper{source: r.name, Regions: slices.Clone(r.regions), Format: "csv",
-					Families: slices.Clone(DefaultFamilies)}
+				return &Scraper{source: r.name, Regions: slices.Clone(r.regions), Format: "csv"}
 			},
 		})
 	}
@@ -136,7 +167,8 @@ type Scraper struct {
 	// Format is "csv" (default) or "json", the file fetched per region.
 	Format string `yaml:"format"`
 	// Families are the instance families kept (the instance type before the
-	// dot, matched exactly: "g5" does not include "g5g").
+	// dot, matched exactly: "g5" does not include "g5g"). Empty: every GPU
+	// family.
 	Families []string `yaml:"families"`
 
 	source string
@@ -210,17 +242,14 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		}
 	}
 	if len(out) == 0 {
-		return scrapers.Result{}, fmt.Errorf("%w: no GPU rows of families %v in regions %v",
-			scrapers.ErrNothingParsed, s.families(), regions)
+		fams := "any GPU family"
+		if len(s.Families) > 0 {
+			fams = fmt.Sprintf("families %v", s.Families)
+		}
+		return scrapers.Result{}, fmt.Errorf("%w: no GPU rows of %s in regions %v",
+			scrapers.ErrNothingParsed, fams, regions)
 	}
 	return scrapers.Result{Observations: out}, nil
-}
-
-func (s *Scraper) families() []string {
-	if len(s.Families) == 0 {
-		return DefaultFamilies
-	}
-	return s.Families
 }
 
 // Endpoints derives the region index URL and the folder of the region

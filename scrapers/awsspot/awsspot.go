@@ -209,7 +209,7 @@ func observation(typ string, gpuBlock bool) (pricewatch.Observation, bool) {
 	}
 	if g, ok := Lookup(typ); ok {
 		// A spot instance is rented whole, with its size's GPUs.
-		o.GPUName, o.GPUCount, o.GPUMemoryGB = g.Name, g.Count, g.MemoryGB
+		o.GPUName, o.GPUCount, o.GPUMemoryGB, o.GPUFraction = g.Name, g.Count, g.MemoryGB, g.Fraction
 		o.RentUnit = pricewatch.RentFixed
 		return o, true
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -111,27 +110,29 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("non-GPU accelerator %s kept", typ)
 		}
 	}
-	// GPUs without a card, and sizes the table does not know, are reported.
-	for _, name := range []string{"T4G (16 GB)", "Radeon Pro V520 (8 GB)", "g7e.2xlarge", "g6f.large", "gr6f.4xlarge"} {
-		if nr.Unknown[name] == 0 {
-			t.Errorf("unknown report misses %q: %v", name, nr.Unknown)
-		}
+	// Every GPU size of the capture is in the table (T4G, the Radeon Pro
+	// V520 and the RTX PRO 4500 of G7 map to cards of their own).
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown report %v, want none", nr.Unknown)
 	}
-	// A spot instance is rented whole; the sizes the table does not know
-	// (g6f, gr6f, g7, g7e) have no GPU count and so no rent unit.
-	var unmapped []string
-	for _, o := range nr.Offers {
-		if fam, _, _ := strings.Cut(o.OfferID, "."); slices.Contains([]string{"g6f", "gr6f", "g7", "g7e"}, fam) {
-			unmapped = append(unmapped, o.Key)
-		}
+	// G7: RTX PRO 4500 Blackwell Server Edition, rented whole.
+	scrapertest.Rent(t, nr, "aws-spot/g7.8xlarge/us-east-1/spot", pricewatch.RentFixed, 2)
+	if o := scrapertest.Find(t, nr, "aws-spot/g7.2xlarge/us-east-1/spot"); o.Card != "RTX-PRO-4500-SERVER" {
+		t.Errorf("g7.2xlarge: card %q", o.Card)
 	}
-	if len(unmapped) != 17 {
-		t.Errorf("%d offers of unmapped sizes, want 17", len(unmapped))
-	}
-	scrapertest.FixedUnits(t, nr, unmapped...)
 	scrapertest.Rent(t, nr, "aws-spot/p5.48xlarge/us-east-1/spot", pricewatch.RentFixed, 8)
 	scrapertest.Rent(t, nr, "aws-spot/g4ad.16xlarge/us-east-1/spot", pricewatch.RentFixed, 4)
-	scrapertest.Rent(t, nr, "aws-spot/g6f.large/us-east-1/spot", "")
+	// Added for issue 9: fractions of an L4 (G6f, Gr6f), RTX PRO 6000
+	// Server Edition (G7e).
+	scrapertest.Rent(t, nr, "aws-spot/g6f.large/us-east-1/spot", pricewatch.RentFixed, 1)
+	scrapertest.Rent(t, nr, "aws-spot/gr6f.4xlarge/us-east-1/spot", pricewatch.RentFixed, 1)
+	scrapertest.Rent(t, nr, "aws-spot/g7e.48xlarge/us-east-1/spot", pricewatch.RentFixed, 8)
+	if o := scrapertest.Find(t, nr, "aws-spot/g6f.2xlarge/us-east-1/spot"); o.Card != "L4" || !o.Shared || o.GPUFraction != 0.25 {
+		t.Errorf("g6f.2xlarge: card %q shared %v fraction %v, want a quarter of an L4", o.Card, o.Shared, o.GPUFraction)
+	}
+	if o := scrapertest.Find(t, nr, "aws-spot/g7e.12xlarge/us-east-1/spot"); o.GPUs != 2 || o.GPUName != "RTX-PRO-6000-SERVER" {
+		t.Errorf("g7e.12xlarge: %d × %s", o.GPUs, o.GPUName)
+	}
 	// g5g.xlarge: T4G, 1 GPU; g4ad.16xlarge: 4 Radeon Pro V520.
 	if o := scrapertest.Find(t, nr, "aws-spot/g4ad.16xlarge/us-east-1/spot"); o.GPUs != 4 || math.Abs(o.PricePerGPUHour-0.35845) > 1e-9 {
 		t.Errorf("g4ad.16xlarge: %d GPUs at %v, want 4 at 0.35845", o.GPUs, o.PricePerGPUHour)
@@ -377,7 +378,11 @@ func TestLookup(t *testing.T) {
 		{"g4dn.metal", "T4", 8},
 		{"g5g.16xlarge", "T4G", 2},
 		{"g6.96xlarge", "", 0}, // not a documented size
-		{"g6f.large", "", 0},   // a fraction of an L4: not in the table
+		{"g6f.large", "L4", 1}, // 1/8 of an L4
+		{"gr6f.4xlarge", "L4", 1},
+		{"g6f.12xlarge", "", 0}, // not a documented size
+		{"g7e.24xlarge", "RTX-PRO-6000-SERVER", 4},
+		{"p6e-gb200.36xlarge", "B200-186GB-GB200", 4},
 		{"inf2.xlarge", "", 0}, // not a GPU
 		{"p5", "", 0},          // no size
 	} {
@@ -385,6 +390,9 @@ func TestLookup(t *testing.T) {
 		if g.Name != c.name || g.Count != c.n || ok != (c.n > 0) {
 			t.Errorf("Lookup(%q) = %+v, %v; want %s × %d", c.typ, g, ok, c.name, c.n)
 		}
+	}
+	if g, _ := awsspot.Lookup("g6f.xlarge"); g.Fraction != 0.125 {
+		t.Errorf("g6f.xlarge fraction %v, want 1/8", g.Fraction)
 	}
 	for typ, want := range map[string]bool{"inf1.xlarge": true, "inf2.48xlarge": true, "trn1n.32xlarge": true,
 		"vt1.3xlarge": true, "f1.2xlarge": true, "dl1.24xlarge": true, "g6f.large": false, "p5.48xlarge": false} {

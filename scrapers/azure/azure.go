@@ -103,8 +103,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		return scrapers.Result{}, err
 	}
 	hdr := http.Header{"Accept": {"application/json"}}
-	var out []pricewatch.Observation
-	seen := map[string]bool{}
+	var kept keeper
 	for _, region := range regions {
 		next := FirstPageURL(env.URL(), region)
 		visited := map[string]bool{}
@@ -130,11 +129,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 			for _, o := range obs {
 				// The same size, region and mode on two pages (or under two
 				// meters) keeps the first.
-				k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, o)
-				}
+				kept.keep(o)
 			}
 			next = ""
 			if link != "" {
@@ -144,10 +139,10 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 			}
 		}
 	}
-	if len(out) == 0 {
+	if len(kept.out) == 0 {
 		return scrapers.Result{}, scrapers.ErrNothingParsed
 	}
-	return scrapers.Result{Observations: out}, nil
+	return scrapers.Result{Observations: kept.out}, nil
 }
 
 // resolve makes NextPageLink absolute against the page that carried it.
@@ -209,20 +204,44 @@ func Parse(body []byte) (obs []pricewatch.Observation, next string, err error) {
 	if p.NextPageLink != nil {
 		next = strings.TrimSpace(*p.NextPageLink)
 	}
-	seen := map[string]bool{}
+	var k keeper
 	for _, it := range *p.Items {
-		o, ok := observation(it, p.BillingCurrency)
-		if !ok {
-			continue
+		if o, ok := observation(it, p.BillingCurrency); ok {
+			k.keep(o)
 		}
-		k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		obs = append(obs, o)
 	}
-	return obs, next, nil
+	return k.out, next, nil
+}
+
+// Unmapped reports an observation of a size the table does not know.
+func Unmapped(o pricewatch.Observation) bool {
+	return o.RentUnit == "" && o.GPUName == o.OfferID
+}
+
+// keeper collects observations, the first of each size, region and mode;
+// of a size the table does not know, one per size and region, the
+// on-demand row replacing another mode's.
+type keeper struct {
+	out  []pricewatch.Observation
+	seen map[string]int // key → index in out
+}
+
+func (k *keeper) keep(o pricewatch.Observation) {
+	if k.seen == nil {
+		k.seen = map[string]int{}
+	}
+	key := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
+	if Unmapped(o) {
+		key = "unmapped/" + o.OfferID + "/" + o.Region
+	}
+	i, dup := k.seen[key]
+	switch {
+	case !dup:
+		k.seen[key] = len(k.out)
+		k.out = append(k.out, o)
+	case Unmapped(o) && o.Mode == pricewatch.ModeOnDemand && k.out[i].Mode != pricewatch.ModeOnDemand:
+		k.out[i] = o
+	}
 }
 
 // observation applies the row rules of SOURCES.md 2.1 to one item.
@@ -281,13 +300,13 @@ func observation(it item, billingCurrency string) (pricewatch.Observation, bool)
 		// share of one GPU, count 1 with its fraction).
 		o.GPUName, o.GPUCount, o.GPUFraction = size.Card, size.GPUs, size.Fraction
 		o.RentUnit = pricewatch.RentFixed
-	case strings.HasPrefix(sku, "Standard_N") && mode == pricewatch.ModeOnDemand:
+	case strings.HasPrefix(sku, "Standard_N"):
 		// An N-family size the table does not know: keep it, named by the
 		// size, so normalize reports it as unknown and someone extends the
-		// table. Only the Linux on-demand row is kept; its Spot and
-		// reservation rows would repeat the same unknown name up to five
-		// times per region. Its GPU count is unknown, so it states no
-		// rent unit either.
+		// table. Its GPU count is unknown, so it states no rent unit
+		// either. Parse and Scrape keep one such row per size and region
+		// (on demand where there is one): its Spot and reservation rows
+		// would repeat the same unknown name up to five times.
 		o.GPUName, o.GPUCount = sku, 1
 	default:
 		return pricewatch.Observation{}, false
@@ -329,19 +348,41 @@ var sizes = map[string]Size{
 	// ND A100 v4: 8× A100 40GB SXM4; NDm A100 v4: 8× A100 80GB SXM4.
 	"Standard_ND96asr_v4":       {"A100-40GB-SXM", 8, 0},
 	"Standard_ND96amsr_A100_v4": {"A100-80GB-SXM", 8, 0},
-	// ND H100 v5 (with and without InfiniBand): 8× H100 80GB SXM5.
-	"Standard_ND96isr_H100_v5": {"H100-80GB-SXM", 8, 0},
-	"Standard_ND96is_H100_v5":  {"H100-80GB-SXM", 8, 0},
+	// ND H100 v5 (with and without InfiniBand): 8× H100 80GB SXM5. The
+	// isrf variant has no size page; public AKS and Azure ML configs run
+	// it as 8× H100 80GB with RDMA, the isr size's shape.
+	"Standard_ND96isr_H100_v5":  {"H100-80GB-SXM", 8, 0},
+	"Standard_ND96is_H100_v5":   {"H100-80GB-SXM", 8, 0},
+	"Standard_ND96isrf_H100_v5": {"H100-80GB-SXM", 8, 0},
 	// NC H100 v5 and the confidential NCC H100 v5: H100 NVL 94GB.
 	"Standard_NC40ads_H100_v5":  {"H100-94GB-NVL", 1, 0},
 	"Standard_NC80adis_H100_v5": {"H100-94GB-NVL", 2, 0},
 	"Standard_NCC40ads_H100_v5": {"H100-94GB-NVL", 1, 0},
-	// ND H200 v5: 8× H200 141GB.
-	"Standard_ND96isr_H200_v5": {"H200-141GB-SXM", 8, 0},
+	// ND H200 v5: 8× H200 141GB (isrf: no size page; public configs and
+	// Azure ML samples map it to the same 8× H200 shape).
+	"Standard_ND96isr_H200_v5":  {"H200-141GB-SXM", 8, 0},
+	"Standard_ND96isrf_H200_v5": {"H200-141GB-SXM", 8, 0},
 	// ND GB200 v6: 4 Blackwell GPUs of a GB200 NVL72 rack per VM.
 	"Standard_ND128isr_NDR_GB200_v6": {"B200-186GB-GB200", 4, 0},
-	// ND MI300X v5: 8× MI300X.
+	// ND GB300 v6: 4 Blackwell Ultra GPUs (288 GB) of a GB300 NVL72 rack
+	// per VM (nd-gb300-v6-series, accelerators tab), both sizes.
+	"Standard_ND128isr_GB300_v6":   {"B300-288GB-GB300", 4, 0},
+	"Standard_ND128isrG5_GB300_v6": {"B300-288GB-GB300", 4, 0},
+	// NC RTX PRO 6000 BSE v6 (RTX PRO 6000 Blackwell Server Edition, 96 GB):
+	// only the sizes whose GPU count the size page states (accelerators
+	// tab: 128-vCPU sizes 1 GPU, 256 and 320 2). The smaller and the
+	// GA-renamed sizes carry partial GPUs whose shares are not published:
+	// reported as unknown.
+	"Standard_NC128ds_xl_RTXPRO6000BSE_v6":  {"RTX-PRO-6000-SERVER", 1, 0},
+	"Standard_NC128lds_xl_RTXPRO6000BSE_v6": {"RTX-PRO-6000-SERVER", 1, 0},
+	"Standard_NC256ds_xl_RTXPRO6000BSE_v6":  {"RTX-PRO-6000-SERVER", 2, 0},
+	"Standard_NC256lds_xl_RTXPRO6000BSE_v6": {"RTX-PRO-6000-SERVER", 2, 0},
+	"Standard_NC320ds_xl_RTXPRO6000BSE_v6":  {"RTX-PRO-6000-SERVER", 2, 0},
+	"Standard_NC320lds_xl_RTXPRO6000BSE_v6": {"RTX-PRO-6000-SERVER", 2, 0},
+	// ND MI300X v5 (with and without InfiniBand, nd-mi300x-v5 specs: 8
+	// GPUs, AMD MI300X 192 GiB; the isolated-sizes page lists both).
 	"Standard_ND96isr_MI300X_v5": {"MI300X-192GB", 8, 0},
+	"Standard_ND96is_MI300X_v5":  {"MI300X-192GB", 8, 0},
 	// NC T4 v3.
 	"Standard_NC4as_T4_v3":  {"T4", 1, 0},
 	"Standard_NC8as_T4_v3":  {"T4", 1, 0},
@@ -354,6 +395,14 @@ var sizes = map[string]Size{
 	"Standard_NC24rs_v3": {"V100-16GB-PCIE", 4, 0},
 	// NDv2: 8× V100 32GB SXM2.
 	"Standard_ND40rs_v2": {"V100-32GB-SXM2", 8, 0},
+	// NC A10 v4 (NCads A10 v4): 1/2 of an A10 up to two whole A10s. No
+	// Microsoft size page was found; counts per the SKU list AKS tooling
+	// generates (NC8ads 1, NC16ads 1, NC32ads 2 "GPU(s)", partitions
+	// counted as 1 as for NV6ads_A10_v5) and the share per gpuhunt's Azure
+	// provider (24 GB × min(1, vCPUs / 16)): NC8ads is half an A10.
+	"Standard_NC8ads_A10_v4":  {"A10", 1, 1.0 / 2},
+	"Standard_NC16ads_A10_v4": {"A10", 1, 0},
+	"Standard_NC32ads_A10_v4": {"A10", 2, 0},
 	// NVads A10 v5: partitions of one A10 up to two whole A10s.
 	"Standard_NV6ads_A10_v5":   {"A10", 1, 1.0 / 6},
 	"Standard_NV12ads_A10_v5":  {"A10", 1, 1.0 / 3},

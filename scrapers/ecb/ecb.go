@@ -73,7 +73,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		n, ok := e.DOM.(*xmlquery.Node)
 		if !ok {
 			// colly parses a text/html answer as HTML (an error page).
-			p.errs = append(p.errs, errors.New("ecb: expected XML, got an HTML page"))
+			p.errs = append(p.errs, errors.New("expected XML, got an HTML page"))
 			return
 		}
 		p.day(n)
@@ -94,11 +94,11 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 func Parse(body []byte) (*pricewatch.Rates, error) {
 	doc, err := xmlquery.Parse(bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("ecb: parse XML: %w", err)
+		return nil, fmt.Errorf("parse XML: %w", err)
 	}
 	nodes, err := xmlquery.QueryAll(doc, DayXPath)
 	if err != nil {
-		return nil, fmt.Errorf("ecb: %w", err)
+		return nil, fmt.Errorf("query days: %w", err)
 	}
 	p := &parser{}
 	for _, n := range nodes {
@@ -125,7 +125,7 @@ type parser struct {
 func (p *parser) day(n *xmlquery.Node) {
 	date := n.SelectAttr("time")
 	if _, err := time.Parse(time.DateOnly, date); err != nil || !dateRe.MatchString(date) {
-		p.other = append(p.other, fmt.Errorf("ecb: bad date %q", date))
+		p.other = append(p.other, fmt.Errorf("bad date %q", date))
 		return
 	}
 	if p.date != "" && date <= p.date {
@@ -136,16 +136,16 @@ func (p *parser) day(n *xmlquery.Node) {
 	for _, c := range xmlquery.Find(n, RateXPath) {
 		cur, s := c.SelectAttr("currency"), c.SelectAttr("rate")
 		if !currencyRe.MatchString(cur) {
-			errs = append(errs, fmt.Errorf("ecb: %s: bad currency code %q", date, cur))
+			errs = append(errs, fmt.Errorf("%s: bad currency code %q", date, cur))
 			continue
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) || v > 1e12 {
-			errs = append(errs, fmt.Errorf("ecb: %s: rate %q for %s is not a positive number", date, s, cur))
+			errs = append(errs, fmt.Errorf("%s: rate %q for %s is not a positive number", date, s, cur))
 			continue
 		}
 		if _, dup := rates[cur]; dup {
-			errs = append(errs, fmt.Errorf("ecb: %s: %s listed twice", date, cur))
+			errs = append(errs, fmt.Errorf("%s: %s listed twice", date, cur))
 			continue
 		}
 		rates[cur] = v
@@ -159,7 +159,7 @@ func (p *parser) result() (*pricewatch.Rates, error) {
 	}
 	for _, cur := range Required {
 		if _, ok := p.rates[cur]; !ok {
-			return nil, errors.New("ecb: rates for USD/CNY missing")
+			return nil, errors.New("rates for USD/CNY missing")
 		}
 	}
 	return &pricewatch.Rates{Base: "EUR", Date: p.date, Rates: p.rates}, nil

@@ -116,7 +116,9 @@ func TestScraper_HTML(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, `<html><body><Cube time="2022-07-08"><Cube currency="USD" rate="1"/></Cube></body></html>`)
 	})
-	if _, err := scrapertest.Scrape(t, "ecb", h); err == nil || !strings.Contains(err.Error(), "ecb:") {
+	// The pipeline names the source; the error must not name it again
+	// ("ecb: ecb: …" was the old double prefix).
+	if _, err := scrapertest.Scrape(t, "ecb", h); err == nil || strings.Contains(err.Error(), "ecb:") {
 		t.Fatalf("err = %v: an HTML page must fail the run", err)
 	}
 }
@@ -142,17 +144,17 @@ func TestParse_History(t *testing.T) {
 
 func TestParse_Errors(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
-		{"NoUSD", file(`<Cube time='2022-07-08'><Cube currency='JPY' rate='138.05'/><Cube currency='CNY' rate='6.8095'/></Cube>`), "ecb: rates for USD/CNY missing"},
-		{"NoCNY", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='1.0163'/></Cube>`), "ecb: rates for USD/CNY missing"},
-		{"NoDay", file(``), "ecb: rates for USD/CNY missing"},
+		{"NoUSD", file(`<Cube time='2022-07-08'><Cube currency='JPY' rate='138.05'/><Cube currency='CNY' rate='6.8095'/></Cube>`), "rates for USD/CNY missing"},
+		{"NoCNY", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='1.0163'/></Cube>`), "rates for USD/CNY missing"},
+		{"NoDay", file(``), "rates for USD/CNY missing"},
 		{"ZeroRate", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='0'/><Cube currency='CNY' rate='6.8095'/></Cube>`), `rate "0" for USD is not a positive number`},
 		{"NegativeRate", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='-1.0163'/><Cube currency='CNY' rate='6.8095'/></Cube>`), `rate "-1.0163" for USD`},
 		{"GarbageRate", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='1,0163'/><Cube currency='CNY' rate='6.8095'/></Cube>`), `rate "1,0163" for USD`},
 		{"NaNRate", file(`<Cube time='2022-07-08'><Cube currency='USD' rate='NaN'/><Cube currency='CNY' rate='6.8095'/></Cube>`), `rate "NaN" for USD`},
 		{"BadDate", file(`<Cube time='08.07.2022'><Cube currency='USD' rate='1.0163'/><Cube currency='CNY' rate='6.8095'/></Cube>`), `bad date "08.07.2022"`},
-		{"HTML", `<!DOCTYPE html><html><body>Service unavailable</body></html>`, "ecb:"},
-		{"Truncated", `<?xml version="1.0"?><gesmes:Envelope xmlns:gesmes="x"><Cube><Cube time='2022-07-08'><Cube currency='USD' ra`, "ecb:"},
-		{"JSON", `{"rates": {"USD": 1.0163}}`, "ecb:"},
+		{"HTML", `<!DOCTYPE html><html><body>Service unavailable</body></html>`, "rates for USD/CNY missing"},
+		{"Truncated", `<?xml version="1.0"?><gesmes:Envelope xmlns:gesmes="x"><Cube><Cube time='2022-07-08'><Cube currency='USD' ra`, "parse XML"},
+		{"JSON", `{"rates": {"USD": 1.0163}}`, "parse XML"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ecb.Parse([]byte(c.body))

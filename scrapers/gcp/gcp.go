@@ -1,8 +1,31 @@
-// Package gcp scrapes the Google Cloud Billing Catalog API for Compute
-// Engine GPU prices: one SKU per GPU model, usage type and location, priced
-// per GPU-hour (the VM's vCPUs and memory are billed separately and are not
-// included). Usage types map to modes: OnDemand → ondemand, Preemptible →
-// spot, Commit1Yr / Commit3Yr → reserved-1y / reserved-3y (hourly rates).
+// Package gcp scrapes the Google Cloud Billing Catalog API for the prices of
+// Compute Engine GPU machine types. The catalog prices resources, not
+// machines: one SKU per GPU model, per family's vCPU and per GiB of its
+// memory, per GiB-month of Local SSD, each per usage type and location. A
+// machine type is priced from the SKUs of one region and one usage type by
+// the machine table (data/machines.csv, machines.go):
+//
+//   - A2, A3, G2, G4 (fixed shapes): GPUs × GPU SKU + vCPUs × the series'
+//     core SKU + GiB × its RAM SKU (+ bundled Local SSD GiB × the Local SSD
+//     SKU's GiB-month price ÷ 730), one rental of all its GPUs;
+//   - A4, A4X: GPUs × the "(1 gpu slice)" SKU, which already holds one
+//     GPU's share of the vCPUs, memory and Local SSD;
+//   - GPUs attached to N1 (T4, V100, P100, P4): per GPU, the GPU SKU + an
+//     n1-standard-4 share (4 vCPUs, 15 GiB), in the GPU counts an N1 VM may
+//     take.
+//
+// The per-GPU price is the machine's price ÷ its GPUs (normalize does the
+// division). Usage types map to modes: OnDemand → ondemand, Preemptible →
+// spot, Commit1Yr / Commit3Yr → reserved-1y / reserved-3y (hourly rates). A
+// mode Google does not sell a shape in (A3 High under 8 GPUs on demand,
+// A3 Ultra, A4, A4X on demand) is kept with available "no".
+//
+// Nothing is dropped silently: a whole-GPU or slice SKU that no machine type
+// uses is kept under the name "unmapped GCP GPU SKU …", and one whose machine
+// types lack a vCPU, RAM or Local SSD SKU in its region and mode under
+// "unpriced GCP GPU SKU … (missing …)", both at the SKU's own price and
+// without a rent unit, so that normalize reports them as unknown names and
+// they are never ranked.
 //
 // The API needs an API key (PRICEWATCH_GCP_API_KEY). The key travels in the
 // query string, so every error this package returns is redacted of it.
@@ -10,19 +33,14 @@ package gcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/scrapers"
 )
 
@@ -46,9 +64,9 @@ const PageURL = "https://cloud.google.com/compute/gpus-pricing"
 func init() {
 	scrapers.Add(scrapers.Registration{
 		Name:        Name,
-		Description: "Google Cloud Billing Catalog API, Compute Engine GPU SKUs (GPU only; vCPU and RAM billed extra)",
+		Description: "Google Cloud Billing Catalog API, Compute Engine GPU machine types priced as GPUs + vCPUs + memory (+ bundled Local SSD)",
 		Auth:        "API key in " + APIKeyEnv + " (Cloud Billing API enabled)",
-		Yields:      "ondemand, spot, reserved-1y, reserved-3y; USD per GPU-hour",
+		Yields:      "ondemand, spot, reserved-1y, reserved-3y; USD per machine (fixed A2/A3/A4/A4X/G2/G4 shapes) or per GPU with an N1 share (T4, V100, P100, P4)",
 		Defaults: scrapers.Settings{
 			Enabled: true,
 			// Compute Engine's service id.
@@ -102,8 +120,7 @@ func (s *Scraper) scrape(ctx context.Context, env *scrapers.Env, key string) (sc
 	}
 	hdr := http.Header{"Accept": {"application/json"}}
 	var (
-		out      []pricewatch.Observation
-		seen     = map[string]bool{}
+		rates    []Rate
 		visited  = map[string]bool{}
 		token    string
 		skus     int
@@ -126,14 +143,7 @@ func (s *Scraper) scrape(ctx context.Context, env *scrapers.Env, key string) (sc
 		}
 		skus += p.SKUs
 		noRegion += p.NoRegion
-		for _, o := range p.Observations {
-			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, o)
-			}
-		}
-		env.AddOffers(len(p.Observations))
+		rates = append(rates, p.Rates...)
 		if p.NextPageToken == "" {
 			break
 		}
@@ -143,8 +153,12 @@ func (s *Scraper) scrape(ctx context.Context, env *scrapers.Env, key string) (sc
 		visited[p.NextPageToken] = true
 		token = p.NextPageToken
 	}
+	// Machines are priced from SKUs of every page: a GPU SKU and the vCPU
+	// SKU of its family may sit on different pages.
+	out := Build(rates)
+	env.AddOffers(len(out))
 	if len(out) == 0 {
-		why := fmt.Sprintf("%d SKUs read, none a priced whole-GPU SKU with a service region", skus)
+		why := fmt.Sprintf("%d SKUs read, none a priced GPU SKU with a service region", skus)
 		if noRegion > 0 {
 			why += fmt.Sprintf(" (%d GPU SKUs without serviceRegions)", noRegion)
 		}
@@ -212,273 +226,4 @@ func redact(err error, key string) error {
 		return err // nothing to hide: keep the chain
 	}
 	return &redactedError{msg: msg, cause: err}
-}
-
-// Page is one answer of the skus endpoint.
-type Page struct {
-	Observations  []pricewatch.Observation
-	NextPageToken string
-	// SKUs counts the SKU objects on the page; NoRegion the GPU SKUs
-	// skipped because they name no service region.
-	SKUs     int
-	NoRegion int
-}
-
-type response struct {
-	SKUs          *[]sku `json:"skus"`
-	NextPageToken string `json:"nextPageToken"`
-	Error         *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-		Details []struct {
-			Reason string `json:"reason"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
-type sku struct {
-	SkuID       string `json:"skuId"`
-	Description string `json:"description"`
-	Category    *struct {
-		ResourceFamily string `json:"resourceFamily"`
-		ResourceGroup  string `json:"resourceGroup"`
-		UsageType      string `json:"usageType"`
-	} `json:"category"`
-	ServiceRegions []string `json:"serviceRegions"`
-	PricingInfo    []struct {
-		PricingExpression struct {
-			UsageUnit   string `json:"usageUnit"`
-			TieredRates []struct {
-				StartUsageAmount float64 `json:"startUsageAmount"`
-				UnitPrice        money   `json:"unitPrice"`
-			} `json:"tieredRates"`
-		} `json:"pricingExpression"`
-	} `json:"pricingInfo"`
-	GeoTaxonomy *struct {
-		Type    string   `json:"type"`
-		Regions []string `json:"regions"`
-	} `json:"geoTaxonomy"`
-}
-
-// money is google.type.Money: units is an int64, which JSON carries as a
-// string (a number is accepted too).
-type money struct {
-	CurrencyCode string          `json:"currencyCode"`
-	Units        json.RawMessage `json:"units"`
-	Nanos        int64           `json:"nanos"`
-}
-
-// Amount is units + nanos/1e9; ok is false for malformed or mixed-sign values.
-func (m money) Amount() (float64, bool) {
-	u := strings.Trim(strings.TrimSpace(string(m.Units)), `"`)
-	var units int64
-	if u != "" && u != "null" {
-		var err error
-		if units, err = strconv.ParseInt(u, 10, 64); err != nil {
-			return 0, false
-		}
-	}
-	if m.Nanos <= -1e9 || m.Nanos >= 1e9 || (units > 0 && m.Nanos < 0) || (units < 0 && m.Nanos > 0) {
-		return 0, false
-	}
-	return float64(units) + float64(m.Nanos)/1e9, true
-}
-
-// Parse reads one page of SKUs. A page without GPU SKUs is not an error
-// (the catalog pages through every Compute Engine SKU); a body with neither
-// SKUs nor a next page is ErrNothingParsed.
-func Parse(body []byte) (Page, error) {
-	var r response
-	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
-		return Page{}, err
-	}
-	if r.Error != nil {
-		reason := r.Error.Status
-		for _, d := range r.Error.Details {
-			if d.Reason != "" {
-				reason = d.Reason
-			}
-		}
-		return Page{}, fmt.Errorf("API error %d %s: %s", r.Error.Code, reason, r.Error.Message)
-	}
-	p := Page{NextPageToken: strings.TrimSpace(r.NextPageToken)}
-	if r.SKUs == nil && p.NextPageToken == "" {
-		return p, fmt.Errorf("%w: no skus in the response", scrapers.ErrNothingParsed)
-	}
-	if r.SKUs == nil {
-		return p, nil
-	}
-	p.SKUs = len(*r.SKUs)
-	for _, s := range *r.SKUs {
-		obs, noRegion := observations(s)
-		if noRegion {
-			p.NoRegion++
-		}
-		p.Observations = append(p.Observations, obs...)
-	}
-	return p, nil
-}
-
-var usageModes = map[string]pricewatch.Mode{
-	"ondemand":    pricewatch.ModeOnDemand,
-	"preemptible": pricewatch.ModeSpot,
-	"commit1yr":   pricewatch.ModeReserved1Y,
-	"commit3yr":   pricewatch.ModeReserved3Y,
-}
-
-// observations applies the SKU rules: a GPU-group SKU whose description
-// names a whole GPU (GPUName), a usage type that is a mode, an hourly
-// positive price, and one observation per service region.
-func observations(s sku) (obs []pricewatch.Observation, noRegion bool) {
-	if s.Category == nil || !strings.EqualFold(s.Category.ResourceGroup, "GPU") || s.SkuID == "" {
-		return nil, false
-	}
-	mode, ok := usageModes[strings.ToLower(s.Category.UsageType)]
-	if !ok {
-		return nil, false
-	}
-	d, ok := ParseDescription(s.Description)
-	if !ok {
-		return nil, false
-	}
-	switch {
-	case d.VMs == "" && mode == pricewatch.ModeSpot:
-		return nil, false // a Preemptible usage type for a plain GPU: inconsistent
-	case d.VMs != "" && !(mode == pricewatch.ModeSpot && strings.Contains(d.VMs, "Preemptible")):
-		return nil, false // DWS Defined Duration and any other VM kind
-	case d.TermYears != 0 && mode.CommitmentHours() != float64(d.TermYears)*8760:
-		return nil, false // "for N Years" that is not the usage type's term
-	case d.TermYears == 0 && mode.Committed():
-		return nil, false // a commitment usage type without its term in the text
-	}
-	price, cur, ok := hourlyPrice(s)
-	if !ok {
-		return nil, false
-	}
-	regions := s.ServiceRegions
-	if len(regions) == 0 && s.GeoTaxonomy != nil {
-		regions = s.GeoTaxonomy.Regions
-	}
-	if len(regions) == 0 {
-		return nil, true
-	}
-	base := pricewatch.Observation{
-		Source: Name, Provider: "gcp", OfferID: s.SkuID,
-		GPUName: d.GPU, GPUCount: 1, GPUMemoryGB: d.MemoryGB,
-		Price: price, Currency: cur, Unit: pricewatch.PerHour, PerGPU: true,
-		Mode: mode, URL: PageURL,
-	}
-	// Per GPU, in the counts a VM may have of the model (counts.go); a GPU
-	// the table does not know keeps one GPU and no rent unit.
-	if counts, ok := GPUCounts(d.GPU, mode); ok {
-		base.RentUnit, base.GPUCounts, base.GPUCount = pricewatch.RentPerGPU, counts, counts[len(counts)-1]
-	}
-	seen := map[string]bool{}
-	for _, r := range regions {
-		r = strings.TrimSpace(r)
-		if r == "" || seen[r] {
-			continue
-		}
-		seen[r] = true
-		o := base
-		o.Region, o.GPUCounts = r, slices.Clone(base.GPUCounts) // never the table's own slice
-		obs = append(obs, o)
-	}
-	return obs, len(obs) == 0
-}
-
-// hourlyPrice is the current (last) pricing info's rate for the first
-// hours of use: the last tiered rate whose startUsageAmount is 0. Tiers
-// are in ascending order of startUsageAmount; later tiers are volume
-// prices that apply only past their threshold, so they would understate
-// what a renter pays. GPU SKUs have a single tier; a SKU with no tier at 0
-// has no price for the first hour and is skipped, as are zero prices and
-// units other than hours.
-func hourlyPrice(s sku) (float64, string, bool) {
-	if len(s.PricingInfo) == 0 {
-		return 0, "", false
-	}
-	pe := s.PricingInfo[len(s.PricingInfo)-1].PricingExpression
-	if pe.UsageUnit != "h" {
-		return 0, "", false
-	}
-	var (
-		price float64
-		cur   string
-		found bool
-	)
-	for _, t := range pe.TieredRates {
-		if t.StartUsageAmount != 0 {
-			continue
-		}
-		v, ok := t.UnitPrice.Amount()
-		if !ok {
-			return 0, "", false
-		}
-		price, cur, found = v, t.UnitPrice.CurrencyCode, true
-	}
-	if !found || !(price > 0) || math.IsInf(price, 0) {
-		return 0, "", false
-	}
-	if cur == "" {
-		cur = "USD"
-	}
-	return price, strings.ToUpper(cur), true
-}
-
-// Description is what a GPU SKU's description says.
-type Description struct {
-	// GPU is the GPU as named: "Nvidia Tesla A100", "Nvidia H100 80GB
-	// Plus", "H200 141GB".
-	GPU      string
-	MemoryGB float64
-	// VMs is the "attached to … VMs" qualifier ("Spot Preemptible", "DWS
-	// Defined Duration"), empty for plain SKUs.
-	VMs string
-	// Location is the text after "running in" ("Americas", "Virginia").
-	Location string
-	// TermYears is the commitment term of "… for 1 Year" / "for 3 Years".
-	TermYears int
-}
-
-// descriptionRE is the rule for extracting the GPU name:
-//
-//	[Commitment vN: ]<GPU> GPU [attached to <kind> VMs ]running in <location>[ for <n> Year(s)]
-//
-// where <GPU> is letters, digits and spaces only and names a model (a word
-// with a letter and a digit). "Reserved … GPU in <location>[ in Calendar
-// Mode]" (DWS calendar reservations, zero-priced reservation SKUs),
-// fractional "1/8 vGPU …" group SKUs, licence fees and anything else do not
-// match and are skipped.
-var (
-	descriptionRE = regexp.MustCompile(`^(?:Commitment v[0-9]+:\s*)?([A-Za-z0-9][A-Za-z0-9 ]*?) GPU(?: attached to ([A-Za-z0-9 ]+?) VMs)? running in (.+?)(?: for ([0-9]+) Years?)?$`)
-	modelWord     = regexp.MustCompile(`\b[A-Za-z]+[0-9]+[A-Za-z0-9]*\b`)
-	memoryWord    = regexp.MustCompile(`\b([0-9]+)GB\b`)
-)
-
-// ParseDescription applies the GPU-name rule to a SKU description.
-func ParseDescription(desc string) (Description, bool) {
-	desc = strings.Join(strings.Fields(desc), " ")
-	if strings.HasPrefix(desc, "Reserved ") {
-		return Description{}, false
-	}
-	m := descriptionRE.FindStringSubmatch(desc)
-	if m == nil {
-		return Description{}, false
-	}
-	name := strings.TrimSpace(m[1])
-	lower := strings.ToLower(name)
-	if !modelWord.MatchString(name) || strings.Contains(lower, "vgpu") || strings.Contains(lower, "workstation") ||
-		strings.HasPrefix(lower, "licens") {
-		return Description{}, false
-	}
-	d := Description{GPU: name, VMs: m[2], Location: m[3]}
-	if g := memoryWord.FindStringSubmatch(name); g != nil {
-		d.MemoryGB, _ = strconv.ParseFloat(g[1], 64)
-	}
-	if m[4] != "" {
-		d.TermYears, _ = strconv.Atoi(m[4])
-	}
-	return d, true
 }

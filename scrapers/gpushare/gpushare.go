@@ -245,7 +245,7 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 			// The store rents any number of the machine's free cards
 			// (gpuNum − gpuUsed) at the card price; a full machine has
 			// nothing to rent now, one without a count at least one card.
-			scrapers.PerGPUUpTo(&o, 1, freeGPUs(m, o.GPUCount))
+			scrapers.FreeGPUs(&o, o.GPUCount, freeGPUs(m, o.GPUCount))
 			p.Observations = append(p.Observations, o)
 		}
 	}
@@ -256,15 +256,15 @@ func ParsePage(body []byte, scale float64, url string) (Page, error) {
 }
 
 // freeGPUs is how many of a machine's gpus cards are free now: gpus −
-// gpuUsed; gpus when gpuUsed is absent; 1 (the card the SKU prices) when
-// the machine states no count.
+// gpuUsed; -1 (not stated) when gpuUsed is absent or the machine states
+// no count.
 func freeGPUs(m machine, gpus int) int {
 	if gpus == 0 {
-		return 1
+		return -1
 	}
 	used, ok := m.GPUUsed.Get()
 	if !ok || used < 0 || used != math.Trunc(used) {
-		return gpus
+		return -1
 	}
 	return max(gpus-int(min(used, float64(gpus))), 0)
 }

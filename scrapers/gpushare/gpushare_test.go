@@ -19,11 +19,17 @@ func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "gpushare")
 	nr, _ := scrapertest.CheckFixture(t, "gpushare", res)
 	// Per card, any number of the machine's free cards (gpuNum − gpuUsed);
-	// 1002 has all 4 cards rented: nothing to rent now, no rent unit.
+	// 1002 has all 4 cards rented: kept, not available now.
 	scrapertest.Rent(t, nr, "gpushare/1001/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
 	scrapertest.Rent(t, nr, "gpushare/1004/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3, 4, 5, 6)
 	scrapertest.Rent(t, nr, "gpushare/1005/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
-	scrapertest.Rent(t, nr, "gpushare/1002/payg/-/ondemand", "")
+	scrapertest.Rent(t, nr, "gpushare/1002/payg/-/ondemand", pricewatch.RentPerGPU, 1, 2, 3, 4)
+	if o := scrapertest.Find(t, nr, "gpushare/1002/payg/-/ondemand"); o.Available != pricewatch.AvailableNo {
+		t.Errorf("full machine: available %q", o.Available)
+	}
+	if o := scrapertest.Find(t, nr, "gpushare/1001/payg/-/ondemand"); o.Available != pricewatch.AvailableYes {
+		t.Errorf("machine with free cards: available %q", o.Available)
+	}
 	// The payg price is per card: not divided by gpuNum.
 	for _, c := range []struct {
 		key, card string

@@ -156,13 +156,9 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				Unit: pricewatch.PerHour, PerGPU: true, Mode: p.mode, URL: url,
 			}
 			// An instance takes 1 up to num_gpus GPUs, no more than are
-			// free now (gpuhunt's supported counts); none free: nothing
-			// to rent now. Without a free count, up to num_gpus.
-			most := count
-			if p.free >= 0 {
-				most = min(p.free, count)
-			}
-			scrapers.PerGPUUpTo(&o, 1, most)
+			// free now (gpuhunt's supported counts); none free: kept, not
+			// available now. Without a free count, up to num_gpus.
+			scrapers.FreeGPUs(&o, count, p.free)
 			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
 			if i, dup := at[k]; dup {
 				// Another workload type of the same GPUs: keep the cheaper,

@@ -163,8 +163,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// No GPU free: nothing to rent now (no rent unit); no free count given:
-// any count up to num_gpus.
+// No GPU free: kept, not available now (the counts of the instance, for
+// available=any); no free count given: any count up to num_gpus, unknown.
 func TestParse_FreeDevices(t *testing.T) {
 	obs, err := jarvislabs.Parse([]byte(`{"server_meta":[
 	 {"gpu_type":"A6000","region":"india-01","price_per_hour":0.79,"num_gpus":"4","num_free_devices":0,"effective_num_free_devices":0},
@@ -172,10 +172,10 @@ func TestParse_FreeDevices(t *testing.T) {
 	if err != nil || len(obs) != 2 {
 		t.Fatalf("%+v, %v", obs, err)
 	}
-	if obs[0].RentUnit != "" || len(obs[0].GPUCounts) != 0 {
-		t.Errorf("full A6000: %q %v, want no rent unit", obs[0].RentUnit, obs[0].GPUCounts)
+	if obs[0].Available != pricewatch.AvailableNo || !slices.Equal(obs[0].GPUCounts, []int{1, 2, 3, 4}) {
+		t.Errorf("full A6000: %q %v, want not available, per_gpu [1 2 3 4]", obs[0].Available, obs[0].GPUCounts)
 	}
-	if obs[1].RentUnit != pricewatch.RentPerGPU || !slices.Equal(obs[1].GPUCounts, []int{1, 2}) {
-		t.Errorf("A5000: %q %v, want per_gpu [1 2]", obs[1].RentUnit, obs[1].GPUCounts)
+	if obs[1].RentUnit != pricewatch.RentPerGPU || !slices.Equal(obs[1].GPUCounts, []int{1, 2}) || obs[1].Available != "" {
+		t.Errorf("A5000: %q %v %q, want per_gpu [1 2], availability unknown", obs[1].RentUnit, obs[1].GPUCounts, obs[1].Available)
 	}
 }

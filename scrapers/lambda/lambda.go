@@ -62,7 +62,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	if err := completePage(resp.Body); err != nil {
+	if err := scrapers.CompleteHTML(resp.Body); err != nil {
 		return scrapers.Result{}, err
 	}
 	obs, err := p.result()
@@ -72,12 +72,12 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 // Parse parses a pricing page already in hand, with the same row parser
 // the collector's callback uses.
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
-	if err := completePage(body); err != nil {
+	if err := scrapers.CompleteHTML(body); err != nil {
 		return nil, err
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("lambda: parse HTML: %w", err)
+		return nil, fmt.Errorf("parse HTML: %w", err)
 	}
 	p := &parser{url: url}
 	doc.Find(RowSelector).Each(func(_ int, tr *goquery.Selection) { p.row(tr) })
@@ -131,11 +131,11 @@ func (p *parser) row(tr *goquery.Selection) {
 		plan = clean(tr.AttrOr("data-plan", ""))
 	}
 	if plan == "" {
-		p.errs = append(p.errs, errors.New("lambda: a row without a plan name"))
+		p.errs = append(p.errs, errors.New("a row without a plan name"))
 		return
 	}
 	if !hasPrice {
-		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: no PRICE/GPU/HR cell", plan))
+		p.errs = append(p.errs, fmt.Errorf("plan %q: no PRICE/GPU/HR cell", plan))
 		return
 	}
 	if notOffered(price) {
@@ -143,17 +143,17 @@ func (p *parser) row(tr *goquery.Selection) {
 	}
 	m := priceRe.FindStringSubmatch(price)
 	if m == nil {
-		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: price cell %q is neither a dash nor a $ amount", plan, price))
+		p.errs = append(p.errs, fmt.Errorf("plan %q: price cell %q is neither a dash nor a $ amount", plan, price))
 		return
 	}
 	usd, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
 	if err != nil || !(usd > 0) {
-		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: price %q is not a positive amount", plan, price))
+		p.errs = append(p.errs, fmt.Errorf("plan %q: price %q is not a positive amount", plan, price))
 		return
 	}
 	vcpus, err := strconv.Atoi(cells["vCPUs"])
 	if err != nil || vcpus <= 0 {
-		p.errs = append(p.errs, fmt.Errorf("lambda: plan %q: vCPUs cell %q is not a positive count", plan, cells["vCPUs"]))
+		p.errs = append(p.errs, fmt.Errorf("plan %q: vCPUs cell %q is not a positive count", plan, cells["vCPUs"]))
 		return
 	}
 	// VRAM is informative (it tells A100 40GB from 80GB); a cell that does
@@ -184,12 +184,4 @@ func (p *parser) result() ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return p.obs, nil
-}
-
-// completePage names the source in the shared truncation check.
-func completePage(body []byte) error {
-	if err := scrapers.CompleteHTML(body); err != nil {
-		return fmt.Errorf("lambda: %w", err)
-	}
-	return nil
 }

@@ -14,8 +14,15 @@ import (
 	"github.com/pricewatch/pricewatch/scrapers"
 )
 
-const query = `query GpuTypes { gpuTypes { id displayName memoryInGb maxGpuCount secureCloud communityCloud ` +
-	`securePrice communityPrice secureSpotPrice communitySpotPrice oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice } }`
+// Query asks, besides the prices, for each type's stock in each cloud:
+// lowestPrice(input: {gpuCount: 1, secureCloud: …}).stockStatus is "High",
+// "Medium" or "Low", or null when no GPU of the type can be rented there
+// now (how gpuhunt's RunPod provider tells available types; aliased once
+// per cloud).
+const Query = `query GpuTypes { gpuTypes { id displayName memoryInGb maxGpuCount secureCloud communityCloud ` +
+	`securePrice communityPrice secureSpotPrice communitySpotPrice oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice ` +
+	`secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus } ` +
+	`communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false}) { stockStatus } } }`
 
 // APIKeyEnv optionally carries a RunPod API key; the query works without one.
 const APIKeyEnv = "PRICEWATCH_RUNPOD_API_KEY"
@@ -56,6 +63,27 @@ type gpuType struct {
 	OneMonthPrice      *float64 `json:"oneMonthPrice"`
 	ThreeMonthPrice    *float64 `json:"threeMonthPrice"`
 	SixMonthPrice      *float64 `json:"sixMonthPrice"`
+	// SecureStock and CommunityStock are the aliased lowestPrice answers;
+	// nil when the answer has none (the 2025 capture predates the field).
+	SecureStock    *stock `json:"secureStock"`
+	CommunityStock *stock `json:"communityStock"`
+}
+
+// stock is a lowestPrice answer: StockStatus null means out of stock.
+type stock struct {
+	StockStatus *string `json:"stockStatus"`
+}
+
+// availability reads a tier's stock: unknown without an answer, no for a
+// null status, yes with the level otherwise.
+func (s *stock) availability() (pricewatch.Availability, string) {
+	switch {
+	case s == nil:
+		return "", ""
+	case s.StockStatus == nil || *s.StockStatus == "":
+		return pricewatch.AvailableNo, "out of stock"
+	}
+	return pricewatch.AvailableYes, *s.StockStatus
 }
 
 type response struct {
@@ -73,7 +101,7 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	body, _ := json.Marshal(map[string]any{"query": query})
+	body, _ := json.Marshal(map[string]any{"query": Query})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
 	if key := env.Secret(APIKeyEnv); key != "" {
 		hdr.Set("Authorization", "Bearer "+key)
@@ -108,12 +136,19 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			continue
 		}
 		add := func(tier string, mode pricewatch.Mode, offered bool, price *float64) {
-			// 0 or null means "not offered in that tier"; so does a price
-			// on a tier the flags say the card is not in (the capture has
-			// placeholder 0.5 community prices on secure-only cards).
-			if !offered || price == nil || *price <= 0 {
+			// null means "not offered in that tier"; so does any price on a
+			// tier the flags say the card is not in (the capture has
+			// placeholder 0.5 community prices and 0 secure prices there).
+			// A zero price on an offered tier goes on to normalization,
+			// which skips it and counts it invalid.
+			if !offered || price == nil {
 				return
 			}
+			st := g.SecureStock
+			if tier == "community" {
+				st = g.CommunityStock
+			}
+			avail, level := st.availability()
 			out = append(out, pricewatch.Observation{
 				Source: "runpod", OfferID: g.ID + "/" + tier, GPUName: g.ID,
 				GPUCount: g.MaxGpuCount, GPUMemoryGB: g.MemoryInGb,
@@ -121,7 +156,8 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				Mode: mode, URL: url,
 				// A pod takes any count from 1 to maxGpuCount of the type
 				// at the per-GPU price (no GPUCounts: 1..GPUCount).
-				RentUnit: pricewatch.RentPerGPU,
+				RentUnit:  pricewatch.RentPerGPU,
+				Available: avail, Stock: level,
 			})
 		}
 		add("secure", pricewatch.ModeOnDemand, g.SecureCloud, g.SecurePrice)

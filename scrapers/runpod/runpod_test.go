@@ -1,12 +1,14 @@
 package runpod_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/scrapers/runpod"
 	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
 )
@@ -68,8 +70,24 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("offer %s must not exist", absent)
 		}
 	}
-	if nr.Unknown["NVIDIA A30 (24 GB)"] == 0 || nr.Unknown["NVIDIA RTX A5000 (24 GB)"] == 0 {
-		t.Errorf("unknown report misses A30/RTX A5000: %v", nr.Unknown)
+	// Every GPU type of the capture names a card: the GeForce, RTX Ax000 and
+	// Ada workstation ids, A30, the RTX PRO 6000 Workstation Edition and the
+	// FHHL V100 (a PCIe card) included.
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown = %v, want none", nr.Unknown)
+	}
+	for key, card := range map[string]string{
+		"runpod/NVIDIA A30/community/-/ondemand":                                     "A30",
+		"runpod/NVIDIA RTX A5000/secure/-/ondemand":                                  "RTX-A5000",
+		"runpod/NVIDIA GeForce RTX 4080 SUPER/community/-/ondemand":                  "RTX-4080-SUPER",
+		"runpod/NVIDIA RTX 4000 Ada Generation/secure/-/ondemand":                    "RTX-4000-ADA",
+		"runpod/NVIDIA RTX PRO 6000 Blackwell Workstation Edition/secure/-/ondemand": "RTX-PRO-6000-WS",
+		"runpod/Tesla V100-FHHL-16GB/community/-/ondemand":                           "V100-16GB-FHHL",
+		"runpod/NVIDIA GeForce RTX 3080/community/-/ondemand":                        "RTX-3080",
+	} {
+		if o := scrapertest.Find(t, nr, key); o.Card != card {
+			t.Errorf("%s: card %q, want %q", key, o.Card, card)
+		}
 	}
 	for name := range nr.Unknown {
 		if name == "unknown" {
@@ -108,10 +126,67 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// A zero or negative price on an offered tier reaches normalization,
+		// which skips it and counts it invalid: no offer is ever free.
+		nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
+		bad := 0
 		for _, o := range obs {
 			if !(o.Price > 0) {
+				bad++
+			}
+		}
+		if nr.InvalidCount < bad {
+			t.Fatalf("%d non-positive prices, %d counted invalid", bad, nr.InvalidCount)
+		}
+		for _, o := range nr.Offers {
+			if !(o.PricePerGPUHour > 0) {
 				t.Fatalf("non-positive price accepted: %+v", o)
 			}
 		}
 	})
+}
+
+// Stock: lowestPrice.stockStatus per cloud. The 2025 capture predates the
+// field, so the test adds it to two types of a copy: "High" in Secure
+// Cloud, null (none to rent) in Community Cloud for the RTX 4090, and no
+// answer at all for the others.
+func TestParse_Stock(t *testing.T) {
+	seed, err := fs.ReadFile(fixtures.FS(), "runpod/graphql.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string][]map[string]any
+	if err := json.Unmarshal(seed, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range doc["data"]["gpuTypes"] {
+		if g["id"] == "NVIDIA GeForce RTX 4090" {
+			g["secureStock"] = map[string]any{"stockStatus": "High"}
+			g["communityStock"] = map[string]any{"stockStatus": nil}
+		}
+	}
+	body, _ := json.Marshal(doc)
+	obs, err := runpod.Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, o := range obs {
+		got[o.OfferID+"/"+string(o.Mode)] = [2]string{string(o.Available), o.Stock}
+	}
+	for key, want := range map[string][2]string{
+		"NVIDIA GeForce RTX 4090/secure/ondemand":    {"yes", "High"},
+		"NVIDIA GeForce RTX 4090/community/ondemand": {"no", "out of stock"},
+		"NVIDIA GeForce RTX 4090/community/spot":     {"no", "out of stock"},
+		"NVIDIA A40/community/ondemand":              {"", ""}, // no answer: unknown
+	} {
+		if got[key] != want {
+			t.Errorf("%s: available %q stock %q, want %q", key, got[key][0], got[key][1], want)
+		}
+	}
+	// The query asks for both clouds' stock.
+	if !strings.Contains(runpod.Query, "secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus }") ||
+		!strings.Contains(runpod.Query, "communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false})") {
+		t.Errorf("query %s", runpod.Query)
+	}
 }

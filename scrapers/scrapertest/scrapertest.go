@@ -179,6 +179,9 @@ type GoldenOffer struct {
 	Kind      string `json:"kind,omitempty"`
 	RentUnit  string `json:"rent_unit,omitempty"`
 	GPUCounts string `json:"gpu_counts,omitempty"`
+	// Available and Stock are set where the source states them.
+	Available string `json:"available,omitempty"`
+	Stock     string `json:"stock,omitempty"`
 }
 
 // Normalize runs the default catalog over a result.
@@ -195,9 +198,13 @@ func Normalize(name string, res scrapers.Result) (normalize.Result, Golden) {
 			Key: o.Key, Card: o.Card, GPUName: o.GPUName, GPUs: o.GPUs, Shared: o.Shared,
 			Mode: string(o.Mode), PricePerGPUHour: round6(o.PricePerGPUHour), Currency: o.Currency,
 			Reliability: o.Reliability, RentUnit: string(o.RentUnit), GPUCounts: CountsText(o.GPUCounts),
+			Stock: o.Stock,
 		})
 		if o.Reference() {
 			g.List[len(g.List)-1].Kind = string(o.Kind)
+		}
+		if o.Available != pricewatch.AvailableUnknown {
+			g.List[len(g.List)-1].Available = string(o.Available)
 		}
 	}
 	sort.Slice(g.List, func(i, j int) bool { return g.List[i].Key < g.List[j].Key })

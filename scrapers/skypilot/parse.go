@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -39,8 +40,9 @@ var aggregated = map[string]bool{"vast": true}
 // Columns are found by header name. Rows without an accelerator (CPU
 // machines, GCP's A2/A3 machine rows that exclude the GPU), TPUs, empty,
 // zero and placeholder (700.0) prices are skipped. Price gives the
-// on-demand observation and SpotPrice, when positive, the spot one (it is
-// kept even where it equals Price: RunPod's catalog does that). A spot price
+// on-demand observation and SpotPrice, when positive, the spot one (kept
+// where it equals Price, as RunPod's catalog has it, but then not
+// available: no spot capacity is listed at a price of its own). A spot price
 // that differs between the availability zones of one region makes the zone
 // part of the offer's region (AWS); otherwise the region alone is used and
 // identical rows of several zones collapse into one offer.
@@ -127,6 +129,9 @@ func row(cloud, currency, url string, get func(string) string) []candidate {
 		return nil
 	}
 	info := gpuInfo(get("GpuInfo"))
+	if cloud == "vast" {
+		accel = VastName(accel, get("InstanceType"))
+	}
 	name := GPUName(accel, info.name, get("InstanceType"))
 	mem := info.memoryGB(cloud, count)
 	id := get("InstanceType")
@@ -159,6 +164,14 @@ func row(cloud, currency, url string, get func(string) string) []candidate {
 		}
 		o := base
 		o.Mode, o.Price = m.mode, p
+		if m.mode == pricewatch.ModeSpot && cloud == "runpod" {
+			// SkyPilot's RunPod catalog repeats the on-demand price as the
+			// spot price where RunPod lists no spot capacity: kept, not
+			// available (a real spot price differs from the on-demand one).
+			if od, ok := price(get("Price")); ok && od == p {
+				o.Available, o.Stock = pricewatch.AvailableNo, "no spot price listed (spot = on-demand)"
+			}
+		}
 		out = append(out, candidate{obs: o, region: region, zone: zone})
 	}
 	return out
@@ -329,6 +342,46 @@ func GPUName(accel, infoName, instanceType string) string {
 		}
 	}
 	return accel
+}
+
+// vastInstance is a SkyPilot Vast instance type: "<count>x-<Vast gpu_name,
+// spaces as underscores>-<vCPUs>-<RAM MiB>" ("2x-RTX_3060_Ti-32-65536").
+var vastInstance = regexp.MustCompile(`^[0-9]+x-(.+)-[0-9]+-[0-9]+$`)
+
+// VastName is the Vast gpu_name a SkyPilot Vast row's instance type carries
+// when it extends the row's AcceleratorName, else the AcceleratorName.
+// SkyPilot's Vast fetcher shortens the name and drops its suffix ("RTX3060"
+// for the RTX 3060 Ti, "RTX4070" for Vast's "RTX 4070S Ti", "RTX4060" for
+// the 4060 Ti); the instance type keeps Vast's own spelling, which the
+// aliases know (the 48 GB RTX 4090 is then told apart by its memory).
+func VastName(accel, instanceType string) string {
+	m := vastInstance.FindStringSubmatch(instanceType)
+	if m == nil {
+		return accel
+	}
+	name := strings.ReplaceAll(m[1], "_", " ")
+	if a := compact(accel); a == "" || !strings.HasPrefix(compact(name), a) {
+		return accel
+	}
+	return name
+}
+
+// compact is a GPU name upper-cased with everything but letters and digits
+// removed and a leading vendor word dropped ("Tesla_V100" → "V100").
+func compact(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return -1
+	}, s)
+	for _, v := range []string{"NVIDIA", "GEFORCE", "TESLA", "QUADRO", "AMD"} {
+		s = strings.TrimPrefix(s, v)
+	}
+	return s
 }
 
 func snippet(b []byte) string {

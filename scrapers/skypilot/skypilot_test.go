@@ -20,6 +20,31 @@ import (
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "skypilot")
 	nr, g := scrapertest.CheckFixture(t, "skypilot", res)
+	// RunPod's catalog repeats the on-demand price as the spot price where
+	// no spot capacity is listed: those spot offers are not available, and
+	// they are the only unavailable ones (the catalog states no stock).
+	od := map[string]float64{}
+	for _, o := range nr.Offers {
+		if o.Mode == pricewatch.ModeOnDemand {
+			od[strings.TrimSuffix(o.Key, "/ondemand")] = o.PricePerGPUHour
+		}
+	}
+	same, out := 0, 0
+	for _, o := range nr.Offers {
+		repeat := o.Provider == "runpod" && o.Mode == pricewatch.ModeSpot && od[strings.TrimSuffix(o.Key, "/spot")] == o.PricePerGPUHour
+		if repeat {
+			same++
+		}
+		if o.Unavailable() {
+			out++
+			if !repeat {
+				t.Errorf("%s: unavailable, but not a repeated RunPod price", o.Key)
+			}
+		}
+	}
+	if same == 0 || out != same {
+		t.Errorf("%d RunPod spot rows repeat the on-demand price, %d unavailable", same, out)
+	}
 	// Instance rows are rented whole; Vast's rows are medians over many
 	// marketplace offers (fetch_vast.py): reference prices, no rent unit.
 	var vastRows []string
@@ -99,16 +124,28 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("offer %s must not exist", absent)
 		}
 	}
-	if o := keys["skypilot/vast/1x-RTX_4090-32-65536/Hong Kong, HK, AS/ondemand"]; o.Card != "" {
-		t.Errorf("a 48 GB RTX 4090 resolved to %q; memory must keep it unknown", o.Card)
+	// The 48 GB RTX 4090 is its own card, and Vast rows keep the suffix
+	// SkyPilot's AcceleratorName drops (from the instance type).
+	for key, card := range map[string]string{
+		"skypilot/vast/1x-RTX_4090-32-65536/Hong Kong, HK, AS/ondemand":         "RTX-4090-48GB",
+		"skypilot/vast/2x-RTX_3060_Ti-32-65536/Michigan, US, NA/ondemand":       "RTX-3060-TI",
+		"skypilot/vast/1x-RTX_4060_Ti-32-65536/United Kingdom, GB, EU/ondemand": "RTX-4060-TI-16GB",
+		"skypilot/vast/2x-RTX_4070S_Ti-32-65536/Bulgaria, BG, EU/ondemand":      "RTX-4070-TI-SUPER",
+		"skypilot/lambda/gpu_1x_rtx6000/us-east-1/ondemand":                     "QUADRO-RTX-6000",
+		"skypilot/cudo/ice-lake-rtx-a5000_1x2v4gb/ca-montreal-3/ondemand":       "RTX-A5000",
+	} {
+		if o, ok := keys[key]; !ok || o.Card != card {
+			t.Errorf("%s: card %q (found %v), want %q", key, o.Card, ok, card)
+		}
 	}
+	// Names that state no form factor (or edition) where the row's fields
+	// do not decide it stay unknown.
 	for _, name := range []string{
-		"RTX4090 (48 GB)",   // modded card, memory rules out RTX-4090
-		"H100 (80 GB)",      // Verda's 1H100.80S.32V: no form factor stated
-		"A100-80GB (80 GB)", // Verda/OVH-style name without form factor
-		"V100 (16 GB)",      // SXM2 or PCIe, not stated
-		"RTX6000 (24 GB)",   // Lambda's Quadro RTX 6000, not the RTX 6000 Ada
-		"H100",              // Paperspace: GpuInfo is just "H100", no memory
+		"H100 (80 GB)",         // Verda's 1H100.80S.32V: no form factor stated
+		"A100-80GB (80 GB)",    // Verda-style name without form factor
+		"V100 (16 GB)",         // SXM2 or PCIe, not stated
+		"RTX-PRO-6000 (96 GB)", // Verda: Server, Workstation or Max-Q not stated
+		"H100",                 // Paperspace: GpuInfo is just "H100", no memory
 	} {
 		if nr.Unknown[name] == 0 {
 			t.Errorf("unknown report misses %q: %v", name, nr.Unknown)
@@ -325,6 +362,31 @@ func TestGPUName(t *testing.T) {
 	} {
 		if got := skypilot.GPUName(c.accel, c.info, c.instance); got != c.want {
 			t.Errorf("GPUName(%q, %q, %q) = %q, want %q", c.accel, c.info, c.instance, got, c.want)
+		}
+	}
+}
+
+// Vast rows keep the suffix SkyPilot's AcceleratorName drops, from the
+// instance type that carries Vast's gpu_name.
+func TestVastName(t *testing.T) {
+	for _, c := range []struct{ accel, instance, want string }{
+		{"RTX3060", "2x-RTX_3060_Ti-32-65536", "RTX 3060 Ti"},
+		{"RTX3060", "1x-RTX_3060-32-65536", "RTX 3060"},
+		{"RTX4070", "2x-RTX_4070S_Ti-32-65536", "RTX 4070S Ti"},
+		{"RTX4060", "1x-RTX_4060_Ti-32-65536", "RTX 4060 Ti"},
+		{"RTX3090", "1x-RTX_3090_Ti-32-65536", "RTX 3090 Ti"},
+		{"RTX4090", "1x-RTX_4090D-32-65536", "RTX 4090D"},
+		{"RTXPRO6000S", "1x-RTX_PRO_6000_S-32-65536", "RTX PRO 6000 S"},
+		{"RTX6000-Ada", "1x-RTX_6000Ada-32-65536", "RTX 6000Ada"},
+		{"V100", "8x-Tesla_V100-32-65536", "Tesla V100"},
+		{"H100", "2x-H100_SXM-32-65536", "H100 SXM"},
+		{"A40", "1x-A40-32-65536", "A40"},
+		{"RTX4090", "gpu_1x_rtx4090", "RTX4090"}, // not a Vast instance type
+		{"A100", "1x-H100_SXM-32-65536", "A100"}, // does not extend the name
+		{"", "1x-RTX_4090-32-65536", ""},
+	} {
+		if got := skypilot.VastName(c.accel, c.instance); got != c.want {
+			t.Errorf("VastName(%q, %q) = %q, want %q", c.accel, c.instance, got, c.want)
 		}
 	}
 }

@@ -1,28 +1,43 @@
-// Package tensordock scrapes TensorDock's legacy marketplace
-// (GET https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes,
-// no key): per host node, its location and the price of each resource per
-// unit-hour in USD — each GPU model, a vCPU, a GB of RAM, a GB of disk.
+// Package tensordock scrapes TensorDock's marketplace through its current
+// API, v2: GET https://dashboard.tensordock.com/api/v2/locations with a
+// Bearer API key (TensorDock's dashboard → Developer Settings → API key).
+// The legacy v0 host-node API (marketplace.tensordock.com/api/v0/…) that
+// public parsers read until 2026 is not used any more.
+//
+// The answer lists, per location, each GPU model on offer there: the GPU
+// price per GPU-hour (price_per_hr), the most GPUs one deployment can take
+// now (max_count), the most vCPUs, GB of RAM and GB of disk that go with
+// them (resources.max_*), and the price of each of those per unit-hour
+// (pricing.per_*), all in USD:
+//
+//	{"data": {"locations": [{"id", "city", "stateprovince", "country", "tier",
+//	  "gpus": [{"v0Name", "displayName", "max_count", "price_per_hr",
+//	            "resources": {"max_vcpus", "max_ram_gb", "max_storage_gb"},
+//	            "pricing": {"per_vcpu_hr", "per_gb_ram_hr", "per_gb_storage_hr"}}]}]}}
 //
 // A TensorDock machine is priced as the sum of the parts one chooses, so
 // there is no instance price to read. pricewatch prices a typical machine
 // per GPU: one GPU with VCPUsPerGPU vCPUs, RAMGBPerGPU GB of RAM and
-// StorageGBPerGPU GB of disk (defaults 8, 32, 100), i.e.
+// StorageGBPerGPU GB of disk (defaults 8, 32, 100; TensorDock's minimum
+// disk is 100 GB), i.e.
 //
-//	per GPU-hour = gpu.price + vcpus × cpu.price + ram × ram.price + storage × storage.price
+//	per GPU-hour = price_per_hr + vcpus × per_vcpu_hr + ram × per_gb_ram_hr + storage × per_gb_storage_hr
 //
-// offered only where the host has that much of each for at least one GPU.
-// The endpoint is the one dstackai/gpuhunt read until it dropped TensorDock
-// (2026-02); it may be retired, in which case the source fails, named.
+// Availability is what the answer states: a GPU model with max_count free
+// GPUs and room for at least one typical machine is available (yes, stock
+// "N GPUs free"); one with none free, or without room for one typical
+// machine, is kept with its price, available no, and no rent terms (it is
+// never ranked).
 package tensordock
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +45,12 @@ import (
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/scrapers"
 )
+
+// APIKeyEnv holds the TensorDock API key (v2, sent as a Bearer token).
+const APIKeyEnv = "PRICEWATCH_TENSORDOCK_API_KEY"
+
+// DefaultURL is the v2 locations endpoint.
+const DefaultURL = "https://dashboard.tensordock.com/api/v2/locations"
 
 // The typical resources priced with each GPU.
 const (
@@ -41,12 +62,12 @@ const (
 func init() {
 	scrapers.Add(scrapers.Registration{
 		Name:        "tensordock",
-		Description: "TensorDock legacy marketplace host nodes (per-resource prices)",
-		Auth:        "none",
-		Yields:      "ondemand; USD per GPU-hour of a typical machine (GPU + 8 vCPU + 32 GB RAM + 100 GB disk per GPU, configurable)",
+		Description: "TensorDock marketplace, API v2 locations (per-resource prices and free GPUs per location)",
+		Auth:        "Bearer API key in " + APIKeyEnv,
+		Yields:      "ondemand; USD per GPU-hour of a typical machine (GPU + 8 vCPU + 32 GB RAM + 100 GB disk per GPU, configurable); availability from the free GPUs",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
-			URL:        "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes",
+			URL:        DefaultURL,
 			Schedule:   "*/30 * * * *",
 			StaleAfter: 75 * time.Minute,
 			Timeout:    30 * time.Second,
@@ -92,8 +113,20 @@ func (s *Scraper) Typical() Typical {
 	return Typical{VCPUsPerGPU: s.VCPUsPerGPU, RAMGBPerGPU: s.RAMGBPerGPU, StorageGBPerGPU: s.StorageGBPerGPU}
 }
 
-// Scrape fetches the host nodes and prices them.
+// Check disables the source until the API key is set.
+func (s *Scraper) Check(env *scrapers.Env) error {
+	if env.Secret(APIKeyEnv) == "" {
+		return &scrapers.Disabled{Reason: "needs " + APIKeyEnv +
+			" (a TensorDock API v2 key, created in the TensorDock dashboard's Developer Settings; the legacy keyless v0 API is retired)"}
+	}
+	return nil
+}
+
+// Scrape fetches the locations and prices them.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
+	if err := s.Check(env); err != nil {
+		return scrapers.Result{}, err
+	}
 	if err := s.Typical().validate(); err != nil {
 		return scrapers.Result{}, err
 	}
@@ -101,7 +134,8 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: http.Header{"Accept": {"application/json"}}})
+	hdr := http.Header{"Accept": {"application/json"}, "Authorization": {"Bearer " + env.Secret(APIKeyEnv)}}
+	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: hdr})
 	if err != nil {
 		return scrapers.Result{}, err
 	}
@@ -109,39 +143,53 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	return scrapers.Result{Observations: obs}, err
 }
 
-type resource struct {
-	Amount scrapers.Number `json:"amount"`
-	Price  scrapers.Number `json:"price"`
+type resources struct {
+	MaxVCPUs     scrapers.Number `json:"max_vcpus"`
+	MaxRAMGB     scrapers.Number `json:"max_ram_gb"`
+	MaxStorageGB scrapers.Number `json:"max_storage_gb"`
 }
 
-type hostnode struct {
-	Location struct {
-		Country string `json:"country"`
-		Region  string `json:"region"`
-		City    string `json:"city"`
-	} `json:"location"`
-	Specs struct {
-		CPU     *resource `json:"cpu"`
-		RAM     *resource `json:"ram"`
-		Storage *resource `json:"storage"`
-		GPU     map[string]struct {
-			Amount scrapers.Number `json:"amount"`
-			Price  scrapers.Number `json:"price"`
-			VRAM   scrapers.Number `json:"vram"`
-		} `json:"gpu"`
-	} `json:"specs"`
+type pricing struct {
+	PerVCPU    scrapers.Number `json:"per_vcpu_hr"`
+	PerGBRAM   scrapers.Number `json:"per_gb_ram_hr"`
+	PerGBStore scrapers.Number `json:"per_gb_storage_hr"`
+}
+
+type gpu struct {
+	V0Name      string          `json:"v0Name"`
+	DisplayName string          `json:"displayName"`
+	MaxCount    scrapers.Number `json:"max_count"`
+	PricePerHr  scrapers.Number `json:"price_per_hr"`
+	Resources   *resources      `json:"resources"`
+	Pricing     *pricing        `json:"pricing"`
+}
+
+type location struct {
+	ID            string `json:"id"`
+	City          string `json:"city"`
+	StateProvince string `json:"stateprovince"`
+	Country       string `json:"country"`
+	GPUs          []gpu  `json:"gpus"`
 }
 
 type response struct {
-	Hostnodes *map[string]hostnode `json:"hostnodes"`
-	Success   *bool                `json:"success"`
-	Error     string               `json:"error"`
+	Data *struct {
+		Locations *[]location `json:"locations"`
+	} `json:"data"`
+	// Error shapes: {"error": "…"} or {"message": "…"}.
+	Error   string `json:"error"`
+	Message string `json:"message"`
 }
+
+// maxGPUs bounds the GPU counts one deployment is said to take (normalize
+// rejects more than 1024).
+const maxGPUs = 1024
 
 var memoryKey = regexp.MustCompile(`^(.+?)-(\d+(?:\.\d+)?)gb$`)
 
-// GPUName splits a marketplace GPU key ("l40-pcie-48gb") into the name
-// aliases are kept under ("l40-pcie") and the memory it states (48).
+// GPUName splits a TensorDock GPU model key (v0Name, "l40-pcie-48gb") into
+// the name aliases are kept under ("l40-pcie") and the memory it states
+// (48).
 func GPUName(key string) (name string, memoryGB float64) {
 	k := strings.ToLower(strings.TrimSpace(key))
 	if m := memoryKey.FindStringSubmatch(k); m != nil {
@@ -151,106 +199,135 @@ func GPUName(key string) (name string, memoryGB float64) {
 	return k, 0
 }
 
-// Parse prices every GPU model of every host node for the typical machine
-// (see the package comment). GPUCount is how many such GPU slices the host
-// can still give out: the GPUs available and enough vCPUs, RAM and disk for
-// each. Hosts and GPU models are visited in sorted order.
+// Parse prices every GPU model of every location for the typical machine
+// (see the package comment). GPUCount is how many typical machines' worth
+// of GPUs one deployment can take now: the free GPUs (max_count), and
+// enough vCPUs, RAM and disk for each. A GPU model whose price or
+// per-resource prices are missing or not numbers is an error, joined into
+// the returned one (the rest still parses): the answer's layout changed.
 func Parse(body []byte, url string, typ Typical) ([]pricewatch.Observation, error) {
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		return nil, fmt.Errorf("layout change: expected an object with hostnodes, got an array: %s", snippet(b))
+		return nil, fmt.Errorf("layout change: expected an object with data.locations, got an array: %s", snippet(b))
 	}
 	var r response
 	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
 		return nil, err
 	}
-	if r.Hostnodes == nil {
-		if r.Error != "" || r.Success != nil && !*r.Success {
-			return nil, fmt.Errorf("tensordock API error: %s", r.Error)
+	if r.Data == nil || r.Data.Locations == nil {
+		if msg := strings.TrimSpace(r.Error + " " + r.Message); msg != "" {
+			return nil, fmt.Errorf("tensordock API error: %s", msg)
 		}
-		return nil, fmt.Errorf("%w: no hostnodes", scrapers.ErrNothingParsed)
+		return nil, fmt.Errorf("%w: no data.locations", scrapers.ErrNothingParsed)
 	}
-	hosts := *r.Hostnodes
-	ids := make([]string, 0, len(hosts))
-	for id := range hosts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var out []pricewatch.Observation
-	for _, id := range ids {
-		h := hosts[id]
-		sp := h.Specs
-		base, slots, ok := extras(sp.CPU, sp.RAM, sp.Storage, typ)
-		if !ok || strings.TrimSpace(id) == "" {
+	var (
+		out  []pricewatch.Observation
+		errs []error
+	)
+	for _, loc := range *r.Data.Locations {
+		id := strings.TrimSpace(loc.ID)
+		if id == "" {
+			if len(loc.GPUs) > 0 {
+				errs = append(errs, fmt.Errorf("tensordock: a location without id offers %d GPU models", len(loc.GPUs)))
+			}
 			continue
 		}
-		region := location(h.Location.Country, h.Location.Region, h.Location.City)
-		keys := make([]string, 0, len(sp.GPU))
-		for k := range sp.GPU {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			g := sp.GPU[k]
-			if !g.Price.Valid || !(g.Price.Value > 0) || !g.Amount.Valid || g.Amount.Value < 1 {
-				continue // priced at nothing, or every GPU of the model rented
-			}
-			n := math.Min(math.Floor(g.Amount.Value), slots)
-			if n < 1 || n > 1e6 {
+		region := join(loc.Country, loc.StateProvince, loc.City)
+		for _, g := range loc.GPUs {
+			o, err := observation(id, region, g, typ, url)
+			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
-			price := g.Price.Value + base
-			if !(price > 0) || math.IsInf(price, 0) {
-				continue
-			}
-			name, mem := GPUName(k)
-			if g.VRAM.Valid && g.VRAM.Value > 0 {
-				mem = g.VRAM.Value
-			}
-			out = append(out, pricewatch.Observation{
-				Source: "tensordock", OfferID: id + "/" + k, Region: region,
-				GPUName: name, GPUCount: int(n), GPUMemoryGB: mem,
-				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
-				Mode: pricewatch.ModeOnDemand, URL: url,
-				// A machine takes any count of the GPUs up to GPUCount,
-				// each with its typical share (no GPUCounts: 1..GPUCount).
-				RentUnit: pricewatch.RentPerGPU,
-			})
+			out = append(out, o)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no host node with a priced GPU and room for the typical machine", scrapers.ErrNothingParsed)
+		if len(errs) > 0 {
+			return nil, errors.Join(append([]error{scrapers.ErrNothingParsed}, errs...)...)
+		}
+		return nil, fmt.Errorf("%w: no location offers a GPU", scrapers.ErrNothingParsed)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+func observation(locID, region string, g gpu, typ Typical, url string) (pricewatch.Observation, error) {
+	key := strings.TrimSpace(g.V0Name)
+	where := locID + "/" + key
+	if key == "" {
+		return pricewatch.Observation{}, fmt.Errorf("tensordock location %s: a GPU without v0Name (%q)", locID, g.DisplayName)
+	}
+	if !g.PricePerHr.Valid || !(g.PricePerHr.Value > 0) || math.IsInf(g.PricePerHr.Value, 0) {
+		return pricewatch.Observation{}, fmt.Errorf("tensordock %s: price_per_hr %q is not a price", where, g.PricePerHr.Raw())
+	}
+	extra, slots, err := extras(g, typ)
+	if err != nil {
+		return pricewatch.Observation{}, fmt.Errorf("tensordock %s: %w", where, err)
+	}
+	price := g.PricePerHr.Value + extra
+	if !(price > 0) || math.IsInf(price, 0) {
+		return pricewatch.Observation{}, fmt.Errorf("tensordock %s: price %v is not a price", where, price)
+	}
+	free := 0.0
+	if g.MaxCount.Valid && g.MaxCount.Value > 0 && !math.IsInf(g.MaxCount.Value, 0) {
+		free = math.Min(math.Floor(g.MaxCount.Value), maxGPUs)
+	}
+	n := int(math.Min(free, math.Min(slots, maxGPUs)))
+	name, mem := GPUName(key)
+	o := pricewatch.Observation{
+		Source: "tensordock", OfferID: where, Region: region,
+		GPUName: name, GPUCount: max(n, 1), GPUMemoryGB: mem,
+		Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
+		Mode: pricewatch.ModeOnDemand, URL: url,
+		Stock: fmt.Sprintf("%d GPUs free", int(free)),
+	}
+	// One deployment takes any count of the GPUs up to the typical
+	// machines that fit now; none: kept, not rentable now, no rent terms.
+	scrapers.PerGPUUpTo(&o, 1, n)
+	o.Available = pricewatch.AvailableNo
+	if n >= 1 {
+		o.Available = pricewatch.AvailableYes
+	}
+	return o, nil
 }
 
 // extras is the price of the typical vCPUs, RAM and disk that go with one
-// GPU, and how many GPUs' worth of them the host has (+Inf when the typical
-// machine asks for none of anything). ok is false when a resource block or
-// its price is missing or the host has not enough for one GPU.
-func extras(cpu, ram, storage *resource, typ Typical) (price, slots float64, ok bool) {
+// GPU, and how many GPUs' worth of them one deployment can have (+Inf when
+// the typical machine asks for none of anything). A resource the machine
+// needs whose limit or price is missing is an error.
+func extras(g gpu, typ Typical) (price, slots float64, err error) {
 	slots = math.Inf(1)
-	for _, p := range []struct {
-		r    *resource
-		need float64
-	}{{cpu, typ.VCPUsPerGPU}, {ram, typ.RAMGBPerGPU}, {storage, typ.StorageGBPerGPU}} {
-		if p.r == nil || !p.r.Price.Valid || p.r.Price.Value < 0 || !p.r.Amount.Valid {
-			return 0, 0, false
+	if g.Resources == nil || g.Pricing == nil {
+		if typ.VCPUsPerGPU == 0 && typ.RAMGBPerGPU == 0 && typ.StorageGBPerGPU == 0 {
+			return 0, slots, nil
 		}
+		return 0, 0, errors.New("no resources or pricing block")
+	}
+	for _, p := range []struct {
+		name         string
+		limit, price scrapers.Number
+		need         float64
+	}{
+		{"vcpu", g.Resources.MaxVCPUs, g.Pricing.PerVCPU, typ.VCPUsPerGPU},
+		{"ram_gb", g.Resources.MaxRAMGB, g.Pricing.PerGBRAM, typ.RAMGBPerGPU},
+		{"storage_gb", g.Resources.MaxStorageGB, g.Pricing.PerGBStore, typ.StorageGBPerGPU},
+	} {
 		if p.need <= 0 {
 			continue
 		}
-		fit := math.Floor(p.r.Amount.Value / p.need)
-		if fit < 1 {
-			return 0, 0, false
+		if !p.price.Valid || p.price.Value < 0 || math.IsInf(p.price.Value, 0) {
+			return 0, 0, fmt.Errorf("price per %s %q is not a price", p.name, p.price.Raw())
 		}
-		slots = math.Min(slots, fit)
-		price += p.need * p.r.Price.Value
+		if !p.limit.Valid || p.limit.Value < 0 || math.IsInf(p.limit.Value, 0) {
+			return 0, 0, fmt.Errorf("max %s %q is not a number", p.name, p.limit.Raw())
+		}
+		slots = math.Min(slots, math.Floor(p.limit.Value/p.need))
+		price += p.need * p.price.Value
 	}
-	return price, slots, true
+	return price, slots, nil
 }
 
-// location joins country, region and city ("United States/Texas/Dallas").
-func location(parts ...string) string {
+// join joins country, state or province and city ("United States/Texas/Austin").
+func join(parts ...string) string {
 	var out []string
 	for _, p := range parts {
 		if p = strings.TrimSpace(p); p != "" {

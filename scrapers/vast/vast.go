@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -88,11 +89,18 @@ type offer struct {
 	ID          int64    `json:"id"`
 	NumGPUs     int      `json:"num_gpus"`
 	GPUName     string   `json:"gpu_name"`
-	GPURAM      float64  `json:"gpu_ram"` // MB per GPU
+	GPURAM      float64  `json:"gpu_ram"`       // MB per GPU
+	BWNVLink    float64  `json:"bw_nvlink"`     // measured GPU-to-GPU NVLink bandwidth, GB/s; 0 without
+	MaxPowerW   float64  `json:"gpu_max_power"` // the GPU's power limit, W
+	TotalFLOPS  float64  `json:"total_flops"`   // TFLOPS of all num_gpus GPUs (Vast's FP32 figure)
+	GPUMemBW    float64  `json:"gpu_mem_bw"`    // GB/s Vast measured on one GPU
 	Geolocation string   `json:"geolocation"`
 	Reliability *float64 `json:"reliability2"`
 	DPHTotal    float64  `json:"dph_total"` // USD/hour for all num_gpus GPUs, storage included
 	MinBid      float64  `json:"min_bid"`   // USD/hour for all num_gpus GPUs
+	// Rentable is false for an offer that cannot be rented now (the query
+	// asks for rentable ones; an answer may still list others).
+	Rentable *bool `json:"rentable"`
 }
 
 type response struct {
@@ -122,18 +130,25 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 		if o.ID == 0 || o.NumGPUs <= 0 || o.GPUName == "" || !(o.DPHTotal > 0) {
 			continue
 		}
+		var avail pricewatch.Availability
+		if o.Rentable != nil {
+			avail = pricewatch.AvailableNo
+			if *o.Rentable {
+				avail = pricewatch.AvailableYes
+			}
+		}
 		add := func(mode pricewatch.Mode, price float64) {
 			if !(price > 0) {
 				return
 			}
 			out = append(out, pricewatch.Observation{
 				Source: "vast", OfferID: strconv.FormatInt(o.ID, 10), Region: o.Geolocation,
-				GPUName: o.GPUName, GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
+				GPUName: MemoryVariant(GPUName(o.GPUName, o.NumGPUs, o.TotalFLOPS, o.BWNVLink, o.MaxPowerW), o.GPUMemBW), GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
 				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: false,
 				Mode: mode, Reliability: o.Reliability, URL: url,
 				// An offer is rented whole: all num_gpus GPUs (gpu_frac is
 				// the offer's share of the host, not a fraction of a GPU).
-				RentUnit: pricewatch.RentFixed,
+				RentUnit: pricewatch.RentFixed, Available: avail,
 			})
 		}
 		add(pricewatch.ModeOnDemand, o.DPHTotal)
@@ -144,4 +159,75 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return out, nil
+}
+
+// clockForms are the Vast gpu_names that leave the form factor unsaid, with
+// their CUDA cores and the form of each maximum SM clock (NVIDIA product
+// briefs; Wikipedia's GPU list): V100 SXM2 1530 MHz, PCIe 1380, the 150 W
+// FHHL card 1290; P100 SXM2 1480, PCIe 1303. A V100S or HGX-2 SXM3 (1597)
+// matches none and stays unknown.
+var clockForms = map[string]struct {
+	cores int
+	forms map[int]string
+}{
+	"Tesla V100": {5120, map[int]string{1530: "SXM2", 1380: "PCIE", 1290: "FHHL"}},
+	"Tesla P100": {3584, map[int]string{1480: "SXM2", 1303: "PCIE"}},
+}
+
+// memoryForms are the Vast gpu_names of boards told apart by their memory
+// alone: the slower board's peak bandwidth and the name of the faster one.
+// A bandwidth Vast measured above the slower board's peak (5% allowed)
+// can only be the faster board; at or below it the name stays as written
+// (the faster board measures low too), and unknown.
+var memoryForms = map[string]struct {
+	slowerPeakGBs float64
+	faster        string
+}{
+	"GTX 1650": {128, "GTX 1650 GDDR6"}, // GDDR5 128 GB/s, GDDR6 192 GB/s
+}
+
+// MemoryVariant names the board by Vast's measured memory bandwidth where
+// memoryForms decides it.
+func MemoryVariant(name string, measuredGBs float64) string {
+	if mf, ok := memoryForms[name]; ok && measuredGBs > 1.05*mf.slowerPeakGBs {
+		return mf.faster
+	}
+	return name
+}
+
+// pcieMaxPowerW is the highest power limit of a V100 or P100 PCIe card, and
+// fhhlMaxPowerW the V100 FHHL's; neither card has an NVLink connector.
+const (
+	pcieMaxPowerW = 250
+	fhhlMaxPowerW = 150
+)
+
+// GPUName is the offer's gpu_name with its form factor appended where
+// Vast's own fields decide it (clockForms): total_flops is 0.8 × cores × 2 ×
+// the GPU's maximum SM clock (so in the capture: A100 1410 MHz, H100 1980,
+// T4 1590, V100 1290/1380/1530, P100 1480), a property of the board, not
+// of the power limit the host sets. The clock names the form, and the
+// NVLink bandwidth and power limit must not contradict it (a PCIe card has
+// no NVLink and at most 250 W, the FHHL card 150 W). Otherwise the name
+// stays as written, and a bare "Tesla V100" stays unknown.
+func GPUName(name string, gpus int, totalFLOPS, nvlinkGBs, maxPowerW float64) string {
+	cf, ok := clockForms[name]
+	if !ok || gpus <= 0 || !(totalFLOPS > 0) {
+		return name
+	}
+	mhz := int(math.Round(totalFLOPS * 1e6 / (float64(gpus) * float64(cf.cores) * 2 * 0.8)))
+	var form string
+	for clock, f := range cf.forms {
+		if mhz >= clock-5 && mhz <= clock+5 {
+			form = f
+		}
+	}
+	switch {
+	case form == "":
+		return name
+	case form == "PCIE" && (nvlinkGBs > 0 || maxPowerW > pcieMaxPowerW),
+		form == "FHHL" && (nvlinkGBs > 0 || maxPowerW > fhhlMaxPowerW):
+		return name // the fields disagree: leave it unknown
+	}
+	return name + " " + form
 }

@@ -62,6 +62,88 @@ func TestScraper_Fixture(t *testing.T) {
 	if nr.Unknown["Tesla V100 (16 GB)"] != 1 || nr.Unknown["RTX PRO 6000 (96 GB)"] != 6 {
 		t.Errorf("unknown = %v, want Tesla V100 (no form factor) and RTX PRO 6000 (no card)", nr.Unknown)
 	}
+	// Availability per mode from instance-availability: listed in a
+	// location for that mode, or not at all.
+	for _, c := range []struct {
+		key   string
+		avail pricewatch.Availability
+		stock string
+	}{
+		{"verda/1A100.22V/-/ondemand", pricewatch.AvailableYes, "deployable in FIN-01, FIN-03"},
+		{"verda/1H100.80S.32V/-/spot", pricewatch.AvailableYes, "deployable in FIN-02"},
+		{"verda/4A100.88V/-/ondemand", pricewatch.AvailableYes, "deployable in FIN-03"},
+		{"verda/1V100.6V/-/ondemand", pricewatch.AvailableYes, "deployable in FIN-01"},
+		// The two shape objects are listed in no location.
+		{"verda/1H100.80S.30V/-/ondemand", pricewatch.AvailableNo, "deployable nowhere now"},
+		{"verda/2A6000.20V/-/spot", pricewatch.AvailableNo, "deployable nowhere now"},
+	} {
+		if o := scrapertest.Find(t, nr, c.key); o.Available != c.avail || o.Stock != c.stock {
+			t.Errorf("%s: available %q stock %q, want %q %q", c.key, o.Available, o.Stock, c.avail, c.stock)
+		}
+	}
+}
+
+func TestInstanceTypesURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{verda.DefaultURL, "https://api.verda.com/v1/instance-types?currency=usd"},
+		{"https://api.verda.com/v1/instance-types", "https://api.verda.com/v1/instance-types?currency=usd"},
+		{"https://api.verda.com/v1/instance-types?currency=eur", "https://api.verda.com/v1/instance-types?currency=eur"},
+	} {
+		if got := verda.InstanceTypesURL(c.in); got != c.want {
+			t.Errorf("InstanceTypesURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseAvailability(t *testing.T) {
+	a, err := verda.ParseAvailability([]byte(`[{"location_code":"FIN-03","availabilities":["1A100.22V","1A100.22V"]},` +
+		`{"location_code":"FIN-01","availabilities":["1A100.22V"]},{"location_code":"FIN-02","availabilities":[]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a["1A100.22V"]; len(got) != 2 || got[0] != "FIN-01" || got[1] != "FIN-03" {
+		t.Errorf("1A100.22V in %v", got)
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"Object", `{"locations":[]}`, "expected a JSON array of locations"},
+		{"APIError", `{"code":"unauthorized_request","message":"expired"}`, "verda API error unauthorized_request"},
+		{"Renamed", `[{"code":"FIN-01","availabilities":["x"]}]`, "without location_code"},
+		{"HTML", `<html>502</html>`, "expected JSON, got markup"},
+	} {
+		if _, err := verda.ParseAvailability([]byte(c.body)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A failed availability request fails the run by name, with the prices
+// read; skip_availability leaves availability unknown.
+func TestScraper_AvailabilityErrors(t *testing.T) {
+	good := fixtures.Handler(fixtures.FS())
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/v1/instance-availability") {
+			http.Error(w, "gone", http.StatusNotFound)
+			return
+		}
+		good.ServeHTTP(w, r)
+	})
+	res, err := scrapertest.Scrape(t, "verda", h)
+	if err == nil || !strings.Contains(err.Error(), "verda instance-availability") || len(res.Observations) == 0 {
+		t.Fatalf("err = %v with %d observations, want the availability step named and the prices kept", err, len(res.Observations))
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	s, env := scrapertest.Scraper(t, "verda", srv.URL)
+	s.(*verda.Scraper).SkipAvailability = true
+	res, err = s.Scrape(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Observations {
+		if o.Available != "" {
+			t.Fatalf("%s: available %q without asking", o.OfferID, o.Available)
+		}
+	}
 }
 
 // The token request carries the client credentials as JSON and the
@@ -70,7 +152,8 @@ func TestScraper_Auth(t *testing.T) {
 	good := fixtures.Handler(fixtures.FS())
 	var mu sync.Mutex
 	var tokenBody map[string]string
-	var auth string
+	var auth, currency string
+	var availAuth []string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -80,6 +163,9 @@ func TestScraper_Auth(t *testing.T) {
 			json.Unmarshal(b, &tokenBody)
 		case strings.HasSuffix(r.URL.Path, "/v1/instance-types"):
 			auth = r.Header.Get("Authorization")
+			currency = r.URL.Query().Get("currency")
+		case strings.HasSuffix(r.URL.Path, "/v1/instance-availability"):
+			availAuth = append(availAuth, r.URL.Query().Get("is_spot")+" "+r.Header.Get("Authorization"))
 		}
 		good.ServeHTTP(w, r)
 	})
@@ -89,8 +175,11 @@ func TestScraper_Auth(t *testing.T) {
 	if tokenBody["grant_type"] != "client_credentials" || tokenBody["client_id"] != "test-secret" || tokenBody["client_secret"] != "test-secret" {
 		t.Errorf("token request body %v", tokenBody)
 	}
-	if auth != "Bearer fixture-access-token" {
-		t.Errorf("Authorization %q", auth)
+	if auth != "Bearer fixture-access-token" || currency != "usd" {
+		t.Errorf("Authorization %q, currency %q", auth, currency)
+	}
+	if len(availAuth) != 2 || availAuth[0] != "false Bearer fixture-access-token" || availAuth[1] != "true Bearer fixture-access-token" {
+		t.Errorf("availability requests %q", availAuth)
 	}
 }
 
@@ -160,11 +249,11 @@ func TestScraper_Rebase(t *testing.T) {
 	s := &verda.Scraper{}
 	var _ scrapers.Rebaser = s
 	s.Rebase("http://127.0.0.1:9/")
-	if s.TokenURL != "http://127.0.0.1:9/v1/oauth2/token" {
-		t.Errorf("TokenURL = %q", s.TokenURL)
+	if s.TokenURL != "http://127.0.0.1:9/v1/oauth2/token" || s.AvailabilityURL != "http://127.0.0.1:9/v1/instance-availability" {
+		t.Errorf("TokenURL = %q, AvailabilityURL = %q", s.TokenURL, s.AvailabilityURL)
 	}
-	// Without Rebase the token endpoint sits beside the configured
-	// instance-types URL, as in the SDKs (<base>/oauth2/token).
+	// Without Rebase the token and availability endpoints sit beside the
+	// configured instance-types URL, as in the SDK (<base>/oauth2/token).
 	srv := httptest.NewServer(fixtures.Handler(fixtures.FS()))
 	defer srv.Close()
 	if _, err := (&verda.Scraper{}).Scrape(t.Context(), scrapertest.Env(t, "verda", srv.URL)); err != nil {
@@ -183,6 +272,7 @@ func TestParse_Errors(t *testing.T) {
 		{"OnlyCPU", `[{"instance_type":"CPU.4V.16G","gpu":{"number_of_gpus":0},"price_per_hour":"0.0279"}]`, "no offers parsed"},
 		{"RenamedPrice", `[{"instance_type":"1H100","gpu":{"description":"1x H100 SXM5 80GB","number_of_gpus":1},"hourly_price":"3.95"}]`, "no offers parsed"},
 		{"BadPrice", `[{"instance_type":"1H100","gpu":{"description":"1x H100 SXM5 80GB","number_of_gpus":1},"price_per_hour":"n/a","spot_price":"-1"}]`, "no offers parsed"},
+		{"UnmappedNoPrice", `[{"instance_type":"1H100","gpu":{"number_of_gpus":0.5},"price_per_hour":null}]`, "no offers parsed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := verda.Parse([]byte(c.body), "")
@@ -222,6 +312,26 @@ func TestParse_Fields(t *testing.T) {
 	} {
 		if n, m := verda.GPUName(c.in); n != c.name || m != c.mem {
 			t.Errorf("GPUName(%q) = %q, %v; want %q, %v", c.in, n, m, c.name, c.mem)
+		}
+	}
+}
+
+// A GPU instance that cannot be mapped (no whole GPU count, no GPU name) is
+// kept under its instance type, on demand only, with no rent terms, so
+// that normalize reports it.
+func TestParse_Unmapped(t *testing.T) {
+	body := `[{"instance_type":"HALF.H100","gpu":{"description":"1/2x H100 SXM5 80GB","number_of_gpus":0.5},"price_per_hour":"1.10","spot_price":"0.50"},` +
+		`{"instance_type":"1X.NEW","gpu":{"description":"","number_of_gpus":1},"model":"","price_per_hour":"2.00"}]`
+	obs, err := verda.Parse([]byte(body), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 2 {
+		t.Fatalf("%d observations, want one per unmapped type: %+v", len(obs), obs)
+	}
+	for _, o := range obs {
+		if o.GPUName != o.OfferID || o.GPUCount != 1 || o.RentUnit != "" || o.Mode != pricewatch.ModeOnDemand {
+			t.Errorf("%+v", o)
 		}
 	}
 }

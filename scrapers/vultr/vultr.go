@@ -1,6 +1,8 @@
-// Package vultr scrapes Vultr's public plans API
-// (GET https://api.vultr.com/v2/plans?type=vcg, no key needed for the
-// list): the Cloud GPU plans, whole and fractional, in USD per instance.
+// Package vultr scrapes Vultr's public plans API (no key needed for the
+// plan lists): the Cloud GPU plans (GET https://api.vultr.com/v2/plans?type=vcg),
+// whole and fractional, and the bare-metal GPU plans
+// (GET https://api.vultr.com/v2/plans-metal: 8× H100, 8× A100, 4× A100,
+// 8× L40S, GH200, 8× MI300X, …), in USD per instance.
 //
 // Billing: Vultr bills plans by the hour, capped at the monthly price
 // (730 hours). hourly_cost is therefore the on-demand price and
@@ -10,14 +12,20 @@
 // hourly_cost). A plan with a preemptible price (hourly_cost_preemptible or
 // monthly_cost_preemptible, seen on bare-metal plans) also yields spot.
 //
-// GPU model and count: gpu_type ("NVIDIA_A100") names the card;
-// gpu_count ("1", "2", or a fraction "1/4" for a shared GPU) gives the
-// count; plans without gpu_count take it from gpu_vram_gb and the card's
-// memory (Vultr's A16 16 GB, A40 48 GB, A100 80 GB, L40S 48 GB); plans
-// without gpu_type (the dedicated "vdm" shape) take model and VRAM from
-// the plan id ("vcg-a40-24c-120g-48vram"). A plan whose count cannot be
-// told is kept under its plan id with one GPU, so that normalize reports
-// it as unknown; it is never guessed.
+// GPU model and count of a Cloud GPU plan: gpu_type ("NVIDIA_A100") names
+// the card; gpu_count ("1", "2", or a fraction "1/4" for a shared GPU)
+// gives the count; plans without gpu_count take it from gpu_vram_gb and the
+// card's memory (Vultr's A16 16 GB, A40 48 GB, A100 80 GB, L40S 48 GB);
+// plans without gpu_type (the dedicated "vdm" shape) take model and VRAM
+// from the plan id ("vcg-a40-24c-120g-48vram"). A bare-metal plan (id
+// "vbm-…-gpu") takes its card and count from the table metalPlans, else
+// from gpu_type and gpu_count where the answer states them. A plan whose
+// count cannot be told is kept under its plan id with one GPU, so that
+// normalize reports it as unknown; it is never guessed, and never dropped.
+//
+// Availability: locations lists where a plan can be deployed now. A plan
+// with locations is available (stock: the locations); one with none is
+// kept, not available.
 //
 // Pagination: meta.links.next is a cursor, sent back as ?cursor=.
 package vultr
@@ -44,12 +52,15 @@ const PerPage = 500
 // MaxPages caps the pages followed in one run.
 const MaxPages = 20
 
+// MetalPath is the bare-metal plans endpoint beside /v2/plans.
+const MetalPath = "/v2/plans-metal"
+
 func init() {
 	scrapers.Add(scrapers.Registration{
 		Name:        "vultr",
-		Description: "Vultr plans API, Cloud GPU plans (type vcg)",
+		Description: "Vultr plans API, Cloud GPU plans (type vcg) and bare-metal GPU plans (plans-metal)",
 		Auth:        "none",
-		Yields:      "ondemand (spot where a plan has a preemptible price); USD per instance-hour, or per month ÷ 730; fractional GPUs marked shared",
+		Yields:      "ondemand (spot where a plan has a preemptible price); USD per instance-hour, or per month ÷ 730; fractional GPUs marked shared; availability from the plan's locations",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://api.vultr.com/v2/plans?type=vcg",
@@ -62,19 +73,54 @@ func init() {
 	})
 }
 
-// Scraper is the Vultr source. It has no options beyond the common ones.
-type Scraper struct{}
+// Scraper is the Vultr source.
+type Scraper struct {
+	// MetalURL is the bare-metal plans endpoint. Empty: /v2/plans-metal on
+	// the host of url.
+	MetalURL string `yaml:"metal_url"`
+	// SkipMetal leaves the bare-metal plans out.
+	SkipMetal bool `yaml:"skip_metal"`
+}
+
+// Rebase points the bare-metal endpoint at base, as config's url points
+// the Cloud GPU one.
+func (s *Scraper) Rebase(base string) {
+	s.MetalURL = strings.TrimRight(base, "/") + MetalPath
+}
+
+// metalURL is the configured bare-metal endpoint or the one beside plans.
+func (s *Scraper) metalURL(plans string) (string, error) {
+	if s.MetalURL != "" {
+		return s.MetalURL, nil
+	}
+	u, err := url.Parse(plans)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("vultr: bad url %q", plans)
+	}
+	u.Path, u.RawPath, u.RawQuery = MetalPath, "", ""
+	return u.String(), nil
+}
 
 // PageURL is the URL of one page: the configured URL with type=vcg and
 // per_page added where it names none, and the cursor of the page ("" for
 // the first).
 func PageURL(base, cursor string) (string, error) {
+	return pageURL(base, cursor, true)
+}
+
+// MetalPageURL is the URL of one bare-metal page: base with per_page added
+// where it names none, and the cursor of the page ("" for the first).
+func MetalPageURL(base, cursor string) (string, error) {
+	return pageURL(base, cursor, false)
+}
+
+func pageURL(base, cursor string, vcg bool) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("vultr: bad url %q", base)
 	}
 	q := u.Query()
-	if q.Get("type") == "" {
+	if vcg && q.Get("type") == "" {
 		q.Set("type", "vcg")
 	}
 	if q.Get("per_page") == "" {
@@ -89,49 +135,70 @@ func PageURL(base, cursor string) (string, error) {
 	return u.String(), nil
 }
 
-// Scrape walks the plan pages and parses each.
+// Scrape walks the Cloud GPU plan pages, then the bare-metal ones.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	c, err := env.NewCollector(ctx)
+	metal := ""
+	if !s.SkipMetal {
+		var err error
+		if metal, err = s.metalURL(env.URL()); err != nil {
+			return scrapers.Result{}, err
+		}
+	}
+	var extra []string
+	if metal != "" {
+		extra = append(extra, metal)
+	}
+	c, err := env.NewCollector(ctx, extra...)
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	hdr := http.Header{"Accept": {"application/json"}}
 	var out []pricewatch.Observation
 	seen := map[string]bool{}
-	cursors := map[string]bool{}
-	cursor := ""
-	for page := 1; ; page++ {
-		if page > MaxPages {
-			return scrapers.Result{}, fmt.Errorf("vultr: more than %d pages of plans", MaxPages)
-		}
-		u, err := PageURL(env.URL(), cursor)
-		if err != nil {
-			return scrapers.Result{}, err
-		}
-		resp, err := env.Fetch(ctx, c, scrapers.Request{URL: u, Header: hdr})
-		if err != nil {
-			return scrapers.Result{}, fmt.Errorf("vultr page %d: %w", page, err)
-		}
-		obs, next, err := ParsePage(resp.Body, env.URL())
-		if err != nil {
-			return scrapers.Result{}, fmt.Errorf("vultr page %d: %w", page, err)
-		}
-		for _, o := range obs {
-			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, o)
+	walk := func(what string, pageURL func(cursor string) (string, error), parse func([]byte, string) ([]pricewatch.Observation, string, error), url string) error {
+		hdr := http.Header{"Accept": {"application/json"}}
+		cursors := map[string]bool{}
+		cursor := ""
+		for page := 1; ; page++ {
+			if page > MaxPages {
+				return fmt.Errorf("vultr %s: more than %d pages of plans", what, MaxPages)
 			}
+			u, err := pageURL(cursor)
+			if err != nil {
+				return err
+			}
+			resp, err := env.Fetch(ctx, c, scrapers.Request{URL: u, Header: hdr})
+			if err != nil {
+				return fmt.Errorf("vultr %s page %d: %w", what, page, err)
+			}
+			obs, next, err := parse(resp.Body, url)
+			if err != nil {
+				return fmt.Errorf("vultr %s page %d: %w", what, page, err)
+			}
+			for _, o := range obs {
+				k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, o)
+				}
+			}
+			env.AddOffers(len(obs))
+			if next == "" {
+				return nil
+			}
+			if cursors[next] {
+				return fmt.Errorf("vultr %s page %d: cursor %q repeats an earlier page", what, page, next)
+			}
+			cursors[next] = true
+			cursor = next
 		}
-		env.AddOffers(len(obs))
-		if next == "" {
-			break
+	}
+	if err := walk("plans", func(cur string) (string, error) { return PageURL(env.URL(), cur) }, ParsePage, env.URL()); err != nil {
+		return scrapers.Result{}, err
+	}
+	if metal != "" {
+		if err := walk("plans-metal", func(cur string) (string, error) { return MetalPageURL(metal, cur) }, ParseMetalPage, metal); err != nil {
+			return scrapers.Result{Observations: out}, err
 		}
-		if cursors[next] {
-			return scrapers.Result{}, fmt.Errorf("vultr page %d: cursor %q repeats an earlier page", page, next)
-		}
-		cursors[next] = true
-		cursor = next
 	}
 	if len(out) == 0 {
 		return scrapers.Result{}, scrapers.ErrNothingParsed
@@ -150,8 +217,9 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 }
 
 type response struct {
-	Plans *[]plan `json:"plans"`
-	Meta  *struct {
+	Plans      *[]plan `json:"plans"`
+	PlansMetal *[]plan `json:"plans_metal"`
+	Meta       *struct {
 		Total int `json:"total"`
 		Links struct {
 			Next string `json:"next"`
@@ -241,9 +309,19 @@ var cardMemoryGB = map[string]float64{"a16": 16, "a40": 48, "a100": 80, "l40s": 
 // idRe reads model and total VRAM from a Cloud GPU plan id.
 var idRe = regexp.MustCompile(`^vcg-([a-z0-9]+)-[0-9]+c-[0-9.]+g-([0-9]+)vram$`)
 
-// ParsePage turns one page into observations and returns its next cursor
-// ("" on the last page).
+// ParsePage turns one page of Cloud GPU plans into observations and
+// returns its next cursor ("" on the last page).
 func ParsePage(body []byte, url string) (obs []pricewatch.Observation, next string, err error) {
+	return parsePage(body, url, false)
+}
+
+// ParseMetalPage turns one page of bare-metal plans (plans_metal) into
+// observations and returns its next cursor ("" on the last page).
+func ParseMetalPage(body []byte, url string) (obs []pricewatch.Observation, next string, err error) {
+	return parsePage(body, url, true)
+}
+
+func parsePage(body []byte, url string, metal bool) (obs []pricewatch.Observation, next string, err error) {
 	var r response
 	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
 		return nil, "", err
@@ -251,44 +329,68 @@ func ParsePage(body []byte, url string) (obs []pricewatch.Observation, next stri
 	if r.Error != "" {
 		return nil, "", fmt.Errorf("API error (status %d): %s", r.Status, r.Error)
 	}
-	if r.Plans == nil {
-		return nil, "", fmt.Errorf("%w: no plans array in the response", scrapers.ErrNothingParsed)
+	list, key := r.Plans, "plans"
+	if metal {
+		list, key = r.PlansMetal, "plans_metal"
+	}
+	if list == nil {
+		return nil, "", fmt.Errorf("%w: no %s array in the response", scrapers.ErrNothingParsed, key)
 	}
 	if r.Meta != nil {
 		next = strings.TrimSpace(r.Meta.Links.Next)
 	}
-	for _, p := range *r.Plans {
-		obs = append(obs, observations(p, url)...)
+	for _, p := range *list {
+		obs = append(obs, observations(p, url, metal)...)
 	}
 	return obs, next, nil
 }
 
-// isGPU tells a GPU plan from the CPU plans a type=all answer also holds.
-func isGPU(p plan) bool {
+// isGPU tells a GPU plan from the CPU plans a type=all answer (or the
+// bare-metal list) also holds.
+func isGPU(p plan, metal bool) bool {
 	b := strings.ToLower(strings.TrimSpace(p.GPUBrand))
-	return p.GPUType != "" || strings.HasPrefix(p.ID, "vcg-") || (b != "" && b != "none")
+	if p.GPUType != "" || (b != "" && b != "none") {
+		return true
+	}
+	if metal {
+		return strings.HasSuffix(strings.ToLower(strings.TrimSpace(p.ID)), "-gpu")
+	}
+	return strings.HasPrefix(p.ID, "vcg-")
 }
 
-func observations(p plan, url string) []pricewatch.Observation {
+func observations(p plan, url string, metal bool) []pricewatch.Observation {
 	id := strings.TrimSpace(p.ID)
-	if id == "" || !isGPU(p) {
-		return nil
-	}
-	// No location: not deployable anywhere now (the API lists such plans).
-	deployable := false
-	for _, l := range p.Locations {
-		if strings.TrimSpace(l) != "" {
-			deployable = true
-		}
-	}
-	if !deployable {
+	if id == "" || !isGPU(p, metal) {
 		return nil
 	}
 	o := pricewatch.Observation{
 		Source: "vultr", Provider: "vultr", OfferID: id,
 		Currency: "USD", PerGPU: false, URL: url,
 	}
-	name, count, frac, memGB, known := gpus(p)
+	// Where the plan can be deployed now; a plan listed with no location
+	// is kept, not available (the API lists such plans).
+	var locs []string
+	for _, l := range p.Locations {
+		if l = strings.TrimSpace(l); l != "" {
+			locs = append(locs, l)
+		}
+	}
+	if len(locs) > 0 {
+		o.Available, o.Stock = pricewatch.AvailableYes, "deployable in "+strings.Join(locs, ", ")
+	} else {
+		o.Available, o.Stock = pricewatch.AvailableNo, "deployable nowhere now"
+	}
+	var (
+		name        string
+		count       int
+		frac, memGB float64
+		known       bool
+	)
+	if metal {
+		name, count, memGB, known = metalGPUs(p)
+	} else {
+		name, count, frac, memGB, known = gpus(p)
+	}
 	if known {
 		// A plan is rented whole: its GPUs, or one share of one GPU
 		// (count 1 with its fraction) for a fractional plan.
@@ -318,8 +420,54 @@ func observations(p plan, url string) []pricewatch.Observation {
 	add(pricewatch.ModeOnDemand, p.HourlyCost, p.MonthlyCost, p.DeployOnDemand)
 	if known { // an unknown plan is reported once, not once per mode
 		add(pricewatch.ModeSpot, p.HourlyPreemptible, p.MonthlyPreemptible, p.DeployPreemptible)
+	} else if len(out) == 0 {
+		// Only a preemptible price: still reported, not dropped.
+		add(pricewatch.ModeSpot, p.HourlyPreemptible, p.MonthlyPreemptible, p.DeployPreemptible)
 	}
 	return out
+}
+
+// metalGPU is what a bare-metal GPU plan carries.
+type metalGPU struct {
+	Card     string // canonical card id (cards.csv)
+	GPUs     int
+	MemoryGB float64
+}
+
+// metalPlans maps bare-metal plan ids to their GPUs. The ids, counts and
+// memory are those dstackai/gpuhunt's Vultr provider keeps
+// (BARE_METAL_GPU_DETAILS) and that the plans API names in gpu_type
+// (NVIDIA_H100, NVIDIA_A100_SXM, NVIDIA_L40S, NVIDIA_GH200, AMD_MI300X);
+// the card is the canonical one where the form factor is certain: the
+// 8-GPU A100 plan says SXM itself, the 8-GPU H100 plan is an HGX node
+// (2 TB of RAM, two Xeon 8480+). The 4-GPU A100 plan ("NVIDIA_A100",
+// form factor not stated) and plans not listed here (B200, MI325X, MI355X)
+// are named from gpu_type/gpu_count where the answer has them, else
+// reported under their id.
+var metalPlans = map[string]metalGPU{
+	"vbm-112c-2048gb-8-h100-gpu":   {"H100-80GB-SXM", 8, 80},
+	"vbm-112c-2048gb-8-a100-gpu":   {"A100-80GB-SXM", 8, 80},
+	"vbm-64c-2048gb-8-l40-gpu":     {"L40S", 8, 48},
+	"vbm-72c-480gb-gh200-gpu":      {"GH200-96GB", 1, 96},
+	"vbm-256c-2048gb-8-mi300x-gpu": {"MI300X-192GB", 8, 192},
+}
+
+// metalGPUs works out a bare-metal plan's card, GPU count and memory per
+// GPU: from the table, else from gpu_type and a whole gpu_count (memory
+// from gpu_vram_gb, the plan's total, divided by the count).
+func metalGPUs(p plan) (name string, count int, memGB float64, ok bool) {
+	if g, ok := metalPlans[strings.ToLower(strings.TrimSpace(p.ID))]; ok {
+		return g.Card, g.GPUs, g.MemoryGB, true
+	}
+	name = strings.TrimSpace(p.GPUType)
+	if name == "" || !p.GPUCount.Set || p.GPUCount.Fraction > 0 || p.GPUCount.Whole < 1 {
+		return "", 0, 0, false
+	}
+	count = p.GPUCount.Whole
+	if v := float64(p.GPUVRAM); v > 0 {
+		memGB = v / float64(count)
+	}
+	return name, count, memGB, true
 }
 
 func valid(v flexFloat) bool {

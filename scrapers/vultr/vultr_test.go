@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,13 +22,18 @@ func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "vultr")
 	nr, g := scrapertest.CheckFixture(t, "vultr", res)
 	// A plan is rented whole; a fractional plan is one share of one GPU;
-	// the MI325X plan (model unknown to the table) has no unit.
-	scrapertest.FixedUnits(t, nr, "vultr/vcg-mi325x-252c-2872g-1536vram/-/ondemand")
+	// the two MI325X plans (cloud and bare metal, models unknown to the
+	// tables and without GPU fields) have no unit.
+	scrapertest.FixedUnits(t, nr, "vultr/vcg-mi325x-252c-2872g-1536vram/-/ondemand", "vultr/vbm-256c-3072gb-8-mi325x-gpu/-/ondemand")
 	scrapertest.Rent(t, nr, "vultr/vcg-l40s-64c-750g-192vram/-/ondemand", pricewatch.RentFixed, 4)
 	scrapertest.Rent(t, nr, "vultr/vcg-a16-2c-8g-2vram/-/ondemand", pricewatch.RentFixed, 1)
-	// 14 plans on two pages; the one without a location is skipped.
-	if len(res.Observations) != 13 || g.ByMode["ondemand"] != 13 || len(g.ByMode) != 1 {
-		t.Errorf("%d observations, by mode %v; want 13 ondemand from both pages", len(res.Observations), g.ByMode)
+	scrapertest.Rent(t, nr, "vultr/vbm-112c-2048gb-8-h100-gpu/-/ondemand", pricewatch.RentFixed, 8)
+	scrapertest.Rent(t, nr, "vultr/vbm-72c-480gb-gh200-gpu/-/spot", pricewatch.RentFixed, 1)
+	// 14 Cloud GPU plans on two pages, all kept (the one without a
+	// location is not available); 9 bare-metal GPU plans (the CPU one is
+	// skipped), 6 of them with a preemptible price.
+	if len(res.Observations) != 29 || g.ByMode["ondemand"] != 23 || g.ByMode["spot"] != 6 {
+		t.Errorf("%d observations, by mode %v; want 23 ondemand and 6 spot", len(res.Observations), g.ByMode)
 	}
 	for _, c := range []struct {
 		key, card string
@@ -42,6 +49,13 @@ func TestScraper_Fixture(t *testing.T) {
 		{"vultr/vcg-a100-12c-120g-80vram/-/ondemand", "A100-80GB-PCIE", 2.397, 1, false},
 		{"vultr/vcg-l40s-64c-750g-192vram/-/ondemand", "L40S", 1.671, 4, false}, // 6.684 / 4
 		{"vultr/vcg-a40-24c-120g-48vram/-/ondemand", "A40", 1.712, 1, false},    // vdm: model and VRAM from the id
+		// Bare metal: card and count from the plan table, else gpu_type.
+		{"vultr/vbm-112c-2048gb-8-h100-gpu/-/ondemand", "H100-80GB-SXM", 23.92 / 8, 8, false},
+		{"vultr/vbm-112c-2048gb-8-a100-gpu/-/ondemand", "A100-80GB-SXM", 22.40 / 8, 8, false},
+		{"vultr/vbm-64c-2048gb-8-l40-gpu/-/ondemand", "L40S", 13.37 / 8, 8, false},
+		{"vultr/vbm-72c-480gb-gh200-gpu/-/ondemand", "GH200-96GB", 2.752, 1, false},
+		{"vultr/vbm-256c-2048gb-8-mi300x-gpu/-/ondemand", "MI300X-192GB", 17.52 / 8, 8, false},
+		{"vultr/vbm-256c-3072gb-8-b200-gpu/-/ondemand", "B200-180GB-SXM", 68.0 / 8, 8, false}, // gpu_type NVIDIA_B200
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 		o := scrapertest.Find(t, nr, c.key)
@@ -64,23 +78,35 @@ func TestScraper_Fixture(t *testing.T) {
 			if o.Unit != pricewatch.PerMonth || o.Price != 86 {
 				t.Errorf("monthly-only plan: %v per %s", o.Price, o.Unit)
 			}
-		case "vcg-a100-6c-60g-40vram":
-			t.Error("a plan without locations must be skipped")
+		case "vcg-a100-6c-60g-40vram", "vbm-64c-2048gb-8-l40-gpu":
+			if o.Available != pricewatch.AvailableNo || o.Stock != "deployable nowhere now" || o.RentUnit != pricewatch.RentFixed {
+				t.Errorf("%s without locations: available %q stock %q rent %q; want kept, not available", o.OfferID, o.Available, o.Stock, o.RentUnit)
+			}
+		case "vbm-112c-2048gb-8-a100-gpu":
+			if o.Available != pricewatch.AvailableYes || o.Stock != "deployable in ewr" {
+				t.Errorf("%s: available %q stock %q", o.OfferID, o.Available, o.Stock)
+			}
+		case "vbm-6c-32gb-amd":
+			t.Error("a CPU bare-metal plan must be skipped")
 		}
 	}
-	if len(nr.Unknown) != 1 || nr.Unknown["vcg-mi325x-252c-2872g-1536vram"] != 1 {
-		t.Errorf("unknown = %v, want only the MI325X plan id", nr.Unknown)
+	scrapertest.Price(t, nr, "vultr/vbm-112c-2048gb-8-h100-gpu/-/spot", "H100-80GB-SXM", pricewatch.ModeSpot, 18.4/8)
+	if len(nr.Unknown) != 2 || nr.Unknown["vcg-mi325x-252c-2872g-1536vram"] != 1 || nr.Unknown["vbm-256c-3072gb-8-mi325x-gpu"] != 1 {
+		t.Errorf("unknown = %v, want the two MI325X plan ids (the MI355X maps to MI355X-288GB)", nr.Unknown)
 	}
 }
 
 // TestScraper_Pagination checks the request: type and per_page added, the
 // cursor of meta.links.next sent back, a repeated cursor refused.
 func TestScraper_Pagination(t *testing.T) {
-	var queries []string
+	var queries, metal []string
 	h := fixtures.Handler(fixtures.FS())
 	_, err := scrapertest.Scrape(t, "vultr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/v2/plans") {
 			queries = append(queries, r.URL.RawQuery)
+		}
+		if strings.HasSuffix(r.URL.Path, "/v2/plans-metal") {
+			metal = append(metal, r.URL.RawQuery)
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -91,15 +117,87 @@ func TestScraper_Pagination(t *testing.T) {
 	if strings.Join(queries, " ") != strings.Join(want, " ") {
 		t.Errorf("queries %q, want %q", queries, want)
 	}
+	if strings.Join(metal, " ") != "per_page=500" {
+		t.Errorf("bare-metal queries %q, want one page of 500", metal)
+	}
 
 	var n atomic.Int32
 	_, err = scrapertest.Scrape(t, "vultr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"plans":[],"meta":{"total":0,"links":{"next":"again","prev":""}}}`))
+		w.Write([]byte(`{"plans":[],"plans_metal":[],"meta":{"total":0,"links":{"next":"again","prev":""}}}`))
 	}))
 	if err == nil || !strings.Contains(err.Error(), `cursor "again" repeats an earlier page`) {
 		t.Errorf("repeated cursor: err = %v", err)
+	}
+}
+
+// Without Rebase the bare-metal endpoint sits beside /v2/plans on the
+// configured host; skip_metal leaves it out.
+func TestScraper_MetalURL(t *testing.T) {
+	var paths []string
+	h := fixtures.Handler(fixtures.FS())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	env := scrapertest.Env(t, "vultr", srv.URL)
+	res, err := (&vultr.Scraper{}).Scrape(t.Context(), env)
+	if err == nil || !strings.Contains(err.Error(), "vultr plans-metal page 1") || len(res.Observations) == 0 {
+		// the fixture server mounts vultr under /vultr, so /v2/plans-metal on
+		// the bare host is a 404: the derived URL was asked for.
+		t.Fatalf("derived metal URL: %d observations, err %v", len(res.Observations), err)
+	}
+	if !slices.Contains(paths, "/v2/plans-metal") {
+		t.Errorf("paths %q, want /v2/plans-metal on the configured host", paths)
+	}
+	res, err = (&vultr.Scraper{SkipMetal: true}).Scrape(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range res.Observations {
+		if strings.HasPrefix(o.OfferID, "vbm-") {
+			t.Fatalf("%s with skip_metal", o.OfferID)
+		}
+	}
+}
+
+func TestParseMetalPage(t *testing.T) {
+	obs, next, err := vultr.ParseMetalPage([]byte(`{"plans_metal":[
+	 {"id":"vbm-4c-32gb","cpu_count":4,"hourly_cost":0.2,"locations":["ewr"]},
+	 {"id":"vbm-112c-2048gb-8-h100-gpu","hourly_cost":23.92,"hourly_cost_preemptible":18.4,"locations":["sea","ewr"]},
+	 {"id":"vbm-9c-1gb-2-x-gpu","gpu_type":"NVIDIA_X","gpu_count":"1/2","hourly_cost":3,"locations":["ewr"]},
+	 {"id":"vbm-new-gpu","hourly_cost_preemptible":2,"locations":[]},
+	 {"id":"vbm-h200","gpu_type":"NVIDIA_H200","gpu_count":8,"gpu_vram_gb":1128,"gpu_brand":"NVIDIA","monthly_cost":30000,"locations":["ewr"]}
+	],"meta":{"links":{"next":"c2","prev":""}}}`), "u")
+	if err != nil || next != "c2" {
+		t.Fatalf("err %v next %q", err, next)
+	}
+	got := map[string]pricewatch.Observation{}
+	for _, o := range obs {
+		got[o.OfferID+"/"+string(o.Mode)] = o
+	}
+	if len(obs) != 5 {
+		t.Errorf("%d observations: %+v", len(obs), obs)
+	}
+	if o := got["vbm-112c-2048gb-8-h100-gpu/spot"]; o.GPUName != "H100-80GB-SXM" || o.GPUCount != 8 || o.Price != 18.4 ||
+		o.RentUnit != pricewatch.RentFixed || o.Stock != "deployable in sea, ewr" {
+		t.Errorf("table plan: %+v", o)
+	}
+	// A fractional count on bare metal is not a count: reported under its id.
+	if o := got["vbm-9c-1gb-2-x-gpu/ondemand"]; o.GPUName != "vbm-9c-1gb-2-x-gpu" || o.RentUnit != "" {
+		t.Errorf("fractional bare metal: %+v", o)
+	}
+	// Unknown, with only a preemptible price: still reported.
+	if o := got["vbm-new-gpu/spot"]; o.GPUName != "vbm-new-gpu" || o.Available != pricewatch.AvailableNo {
+		t.Errorf("unknown preemptible-only: %+v", o)
+	}
+	if o := got["vbm-h200/ondemand"]; o.GPUName != "NVIDIA_H200" || o.GPUCount != 8 || o.GPUMemoryGB != 141 || o.Unit != pricewatch.PerMonth {
+		t.Errorf("from gpu fields: %+v", o)
+	}
+	if _, _, err := vultr.ParseMetalPage([]byte(`{"plans":[]}`), ""); err == nil || !strings.Contains(err.Error(), "no plans_metal array") {
+		t.Errorf("renamed list: %v", err)
 	}
 }
 
@@ -171,7 +269,7 @@ func TestParse_Errors(t *testing.T) {
 		{"APIError", `{"error":"Invalid API token.","status":401}`, "API error (status 401): Invalid API token."},
 		{"BadCount", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","gpu_count":"3/2","hourly_cost":1,"locations":["ewr"]}]}`, `gpu_count "3/2" is not a fraction`},
 		{"BadPrice", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","hourly_cost":"cheap","locations":["ewr"]}]}`, "not a number"},
-		{"NoLocations", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","gpu_count":"1","hourly_cost":1,"locations":[]}]}`, "no offers parsed"},
+		{"NoPrice", `{"plans":[{"id":"vcg-a16-x","gpu_type":"NVIDIA_A16","gpu_count":"1","hourly_cost":0,"locations":[]}]}`, "no offers parsed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := vultr.Parse([]byte(c.body), "")
@@ -186,7 +284,7 @@ func TestParse_Errors(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"vultr/plans-1.json", "vultr/plans-bmV4dF9fdmNnLWE0MC02Yy0zMGctMTJ2cmFt.json"} {
+	for _, name := range []string{"vultr/plans-1.json", "vultr/plans-bmV4dF9fdmNnLWE0MC02Yy0zMGctMTJ2cmFt.json", "vultr/plans-metal-1.json"} {
 		seed, err := fs.ReadFile(fixtures.FS(), name)
 		if err != nil {
 			f.Fatal(err)
@@ -195,11 +293,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"plans":[{"id":"vcg-a16-1c-1g-1vram","gpu_type":"NVIDIA_A16","gpu_count":"1/0","gpu_vram_gb":-1,"hourly_cost":-1,"monthly_cost":1e999,"locations":["x"]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		obs, err := vultr.Parse(body, "")
-		if err != nil {
-			return
-		}
-		for _, o := range obs {
+		obs, _ := vultr.Parse(body, "")
+		metal, _, _ := vultr.ParseMetalPage(body, "")
+		for _, o := range append(obs, metal...) {
 			if !(o.Price > 0) || math.IsInf(o.Price, 0) || o.GPUCount <= 0 || o.GPUFraction < 0 || o.GPUFraction >= 1 || o.OfferID == "" {
 				t.Fatalf("bad observation accepted: %+v", o)
 			}
