@@ -166,14 +166,16 @@ const (
 	WhyUnavailable = "not available now"
 )
 
-// directProviders are the providers some source scrapes directly: an
-// aggregated feed's offers for them (a catalog listing RunPod) would count
-// the same machines twice.
+// directProviders are the providers and billing modes some source scrapes
+// directly ("provider\x00mode"): an aggregated feed's offers of them (a
+// catalog listing RunPod) would count the same machines twice. A source
+// that prices another mode of the provider (aws-spot beside aws's
+// on-demand and reserved prices) is no copy and stays.
 func directProviders(offers []pricewatch.Offer) map[string]bool {
 	m := map[string]bool{}
 	for _, o := range offers {
 		if o.Source == o.Provider {
-			m[o.Provider] = true
+			m[o.Provider+"\x00"+string(o.Mode)] = true
 		}
 	}
 	return m
@@ -201,7 +203,7 @@ func (s *Snapshot) eligible(o pricewatch.Offer, cat *normalize.Catalog) (pricewa
 		return card, WhyReliability
 	case Stale(o, s.opt.Now, s.opt.StaleAfter):
 		return card, WhyStale
-	case o.Source != o.Provider && s.direct[o.Provider]:
+	case o.Source != o.Provider && s.direct[o.Provider+"\x00"+string(o.Mode)]:
 		return card, WhyDuplicate
 	case o.RentUnit == "" || len(o.GPUCounts) == 0:
 		return card, WhyNoUnit

@@ -69,8 +69,12 @@ func TestBuild_Eligibility(t *testing.T) {
 	direct := off("runpod", "runpod", "rp", "A40", pricewatch.ModeOnDemand, 0.40, "USD")
 	feedOnly := off("skypilot", "hyperstack", "hs", "L40S", pricewatch.ModeOnDemand, 1.0, "USD")
 	fullOn24 := off("runpod", "runpod", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.34, "USD")
+	// AWS on-demand is scraped directly, and aws-spot prices another mode
+	// of the same provider: not a copy.
+	awsOD := off("aws", "aws", "g5", "A10G", pricewatch.ModeOnDemand, 1.0, "USD")
+	awsSpot := off("aws-spot", "aws", "g5", "A10G", pricewatch.ModeSpot, 0.4, "USD")
 
-	snap := build(t, []pricewatch.Offer{shared, unreliable, reliable, stale, unknown, cny, feedDup, direct, feedOnly, fullOn24},
+	snap := build(t, []pricewatch.Offer{shared, unreliable, reliable, stale, unknown, cny, feedDup, direct, feedOnly, fullOn24, awsOD, awsSpot},
 		func(o *rank.Options) { o.StaleAfter = map[string]time.Duration{"lambda": 15 * time.Hour} })
 	got := map[string]bool{}
 	for _, k := range keys(snap.Entries("lora-7b")) {
@@ -81,7 +85,7 @@ func TestBuild_Eligibility(t *testing.T) {
 		want bool
 	}{
 		{shared, false}, {unreliable, false}, {reliable, true}, {stale, false}, {unknown, false},
-		{cny, true}, {feedDup, false}, {direct, true}, {feedOnly, true}, {fullOn24, true},
+		{cny, true}, {feedDup, false}, {direct, true}, {feedOnly, true}, {fullOn24, true}, {awsOD, true}, {awsSpot, true},
 	} {
 		if got[c.o.Key] != c.want {
 			t.Errorf("%s ranked = %v, want %v", c.o.Key, got[c.o.Key], c.want)

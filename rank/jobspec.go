@@ -88,15 +88,24 @@ type JobSpec struct {
 	Concurrency             int        `json:"concurrency,omitempty"`
 	PeakTokensPerSecond     float64    `json:"peak_tokens_per_second,omitempty"`
 	HoursPerMonth           float64    `json:"hours_per_month,omitempty"`
-	RequireBF16             bool       `json:"require_bf16,omitempty"`
-	Engine                  string     `json:"engine,omitempty"`
-	RequestRate             float64    `json:"request_rate,omitempty"`
-	Modes                   []string   `json:"modes,omitempty"`
-	Utilization             float64    `json:"utilization,omitempty"`
-	MaxGPUs                 int        `json:"max_gpus,omitempty"`
-	Currency                string     `json:"currency,omitempty"`
-	Card                    string     `json:"card,omitempty"`
-	IncludeUnfit            bool       `json:"include_unfit,omitempty"`
+	// BaseTokensPerSecond and PeakHoursPerDay describe a serving load that
+	// is at its peak only part of the day: the plan then mixes committed
+	// GPUs for the base with on-demand GPUs for the peak (fleets).
+	BaseTokensPerSecond float64 `json:"base_tokens_per_second,omitempty"`
+	PeakHoursPerDay     float64 `json:"peak_hours_per_day,omitempty"`
+	// CheckpointWriteSeconds is how long one checkpoint takes to write
+	// (default: the training state at DefaultCheckpointWriteGBs); spot
+	// options checkpoint at the interval that minimizes expected cost.
+	CheckpointWriteSeconds float64  `json:"checkpoint_write_seconds,omitempty"`
+	RequireBF16            bool     `json:"require_bf16,omitempty"`
+	Engine                 string   `json:"engine,omitempty"`
+	RequestRate            float64  `json:"request_rate,omitempty"`
+	Modes                  []string `json:"modes,omitempty"`
+	Utilization            float64  `json:"utilization,omitempty"`
+	MaxGPUs                int      `json:"max_gpus,omitempty"`
+	Currency               string   `json:"currency,omitempty"`
+	Card                   string   `json:"card,omitempty"`
+	IncludeUnfit           bool     `json:"include_unfit,omitempty"`
 	// Available "any" includes offers the source says are out of stock.
 	Available string      `json:"available,omitempty"`
 	Limit     int         `json:"limit,omitempty"`
@@ -122,26 +131,31 @@ type Job struct {
 	// Workload is the job's shape; FromWorkload the named workload it
 	// started from with its shape unchanged ("" otherwise), whose measured
 	// profiles then apply.
-	Workload            Workload          `json:"-"`
-	FromWorkload        string            `json:"workload,omitempty"`
-	Model               Model             `json:"model"`
-	Method              Method            `json:"method"`
-	Precision           string            `json:"precision"`
-	OptimizerState      string            `json:"optimizer_state,omitempty"`
-	SeqLen              int               `json:"seq_len,omitempty"`
-	MicroBatch          int               `json:"micro_batch,omitempty"`
-	Checkpointing       bool              `json:"activation_checkpointing"`
-	Selective           bool              `json:"selective_checkpointing,omitempty"`
-	Tokens              float64           `json:"tokens,omitempty"`
-	Context             int               `json:"context,omitempty"`
-	OutputTokens        int               `json:"output_tokens,omitempty"`
-	Concurrency         int               `json:"concurrency,omitempty"`
-	PeakTokensPerSecond float64           `json:"peak_tokens_per_second,omitempty"`
-	HoursPerMonth       float64           `json:"hours_per_month,omitempty"`
-	RequireBF16         bool              `json:"require_bf16,omitempty"`
-	Engine              string            `json:"engine,omitempty"`
-	RequestRate         float64           `json:"request_rate,omitempty"`
-	Modes               []pricewatch.Mode `json:"modes"`
+	Workload            Workload `json:"-"`
+	FromWorkload        string   `json:"workload,omitempty"`
+	Model               Model    `json:"model"`
+	Method              Method   `json:"method"`
+	Precision           string   `json:"precision"`
+	OptimizerState      string   `json:"optimizer_state,omitempty"`
+	SeqLen              int      `json:"seq_len,omitempty"`
+	MicroBatch          int      `json:"micro_batch,omitempty"`
+	Checkpointing       bool     `json:"activation_checkpointing"`
+	Selective           bool     `json:"selective_checkpointing,omitempty"`
+	Tokens              float64  `json:"tokens,omitempty"`
+	Context             int      `json:"context,omitempty"`
+	OutputTokens        int      `json:"output_tokens,omitempty"`
+	Concurrency         int      `json:"concurrency,omitempty"`
+	PeakTokensPerSecond float64  `json:"peak_tokens_per_second,omitempty"`
+	HoursPerMonth       float64  `json:"hours_per_month,omitempty"`
+	BaseTokensPerSecond float64  `json:"base_tokens_per_second,omitempty"`
+	PeakHoursPerDay     float64  `json:"peak_hours_per_day,omitempty"`
+	// CheckpointWriteSeconds is resolved: the spec's, else the training
+	// state (CheckpointBytes) at DefaultCheckpointWriteGBs.
+	CheckpointWriteSeconds float64           `json:"checkpoint_write_seconds,omitempty"`
+	RequireBF16            bool              `json:"require_bf16,omitempty"`
+	Engine                 string            `json:"engine,omitempty"`
+	RequestRate            float64           `json:"request_rate,omitempty"`
+	Modes                  []pricewatch.Mode `json:"modes"`
 	// Utilization is the share of a committed rental's hours left after
 	// the job that the team expects to use for other work (0: none); its
 	// value is shown as a credit beside the total, never taken off it.
@@ -166,6 +180,15 @@ const (
 	DefaultCheckpointMinutes = 30
 	DefaultRestartMinutes    = 10
 	DefaultHoursPerMonth     = pricewatch.HoursPerMonth
+	// DefaultCheckpointWriteGBs is the rate a checkpoint is written at when
+	// the spec does not say how long one takes: 1 GB/s, an ASSUMPTION for a
+	// network volume (local NVMe is faster, object storage slower).
+	DefaultCheckpointWriteGBs = 1.0
+	// MaxCheckpointWriteSeconds bounds checkpoint_write_seconds (a day).
+	MaxCheckpointWriteSeconds = 86400
+	// DefaultPeakHoursPerDay is a serving load's peak when a spec gives a
+	// base but no peak hours: a working day.
+	DefaultPeakHoursPerDay = 8
 )
 
 // Bounds of a job spec's numbers: a value outside them (or NaN, or an
@@ -383,12 +406,34 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	if s.PeakTokensPerSecond > 0 && w.Method != MethodServe {
 		return job, invalid("peak_tokens_per_second", "only for method serve")
 	}
+	if !within(s.BaseTokensPerSecond, 0, MaxPeakTokensPerSecond) {
+		return job, invalid("base_tokens_per_second", "must be within 0..%g output tokens per second, got %g", float64(MaxPeakTokensPerSecond), s.BaseTokensPerSecond)
+	}
+	if s.BaseTokensPerSecond > 0 && (s.PeakTokensPerSecond == 0 || s.BaseTokensPerSecond > s.PeakTokensPerSecond) {
+		return job, invalid("base_tokens_per_second", "needs peak_tokens_per_second and must not exceed it")
+	}
+	if !within(s.PeakHoursPerDay, 0, 24) {
+		return job, invalid("peak_hours_per_day", "must be within 0..24, got %g", s.PeakHoursPerDay)
+	}
+	if s.PeakHoursPerDay > 0 && s.BaseTokensPerSecond == 0 {
+		return job, invalid("peak_hours_per_day", "goes with base_tokens_per_second")
+	}
+	if !within(s.CheckpointWriteSeconds, 0, MaxCheckpointWriteSeconds) {
+		return job, invalid("checkpoint_write_seconds", "must be within 0..%d, got %g", MaxCheckpointWriteSeconds, s.CheckpointWriteSeconds)
+	}
 	job = Job{
 		Workload: w, Model: w.Model, Method: w.Method, Precision: w.Precision,
 		RequireBF16: w.RequireBF16, Engine: w.Engine, RequestRate: w.RequestRate,
 		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, Checkpointing: w.Checkpointing, Selective: w.SelectiveCheckpointing, Tokens: s.Tokens,
 		PeakTokensPerSecond: s.PeakTokensPerSecond, HoursPerMonth: s.HoursPerMonth,
+		BaseTokensPerSecond: s.BaseTokensPerSecond, PeakHoursPerDay: s.PeakHoursPerDay,
 		Card: s.Card, IncludeUnfit: s.IncludeUnfit,
+	}
+	if w.Method.Training() {
+		job.CheckpointWriteSeconds = s.CheckpointWriteSeconds
+		if job.CheckpointWriteSeconds == 0 {
+			job.CheckpointWriteSeconds = CheckpointBytes(w) / (DefaultCheckpointWriteGBs * BytesPerGB)
+		}
 	}
 	if w.Method == MethodFull {
 		job.OptimizerState = "bf16"
@@ -415,6 +460,19 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		return job, invalid("modes", "%v", err)
 	}
 	job.Modes = modes
+	if job.BaseTokensPerSecond > 0 {
+		// A fleet mixes committed capacity for the base with on-demand for
+		// the peak: both must be priced.
+		if !slices.Contains(job.Modes, pricewatch.ModeOnDemand) {
+			job.Modes = append(job.Modes, pricewatch.ModeOnDemand)
+		}
+		if !slices.ContainsFunc(job.Modes, pricewatch.Mode.Committed) {
+			job.Modes = append(job.Modes, pricewatch.ModeMonthly)
+		}
+		if job.PeakHoursPerDay == 0 {
+			job.PeakHoursPerDay = DefaultPeakHoursPerDay
+		}
+	}
 	if !within(s.Utilization, 0, 1) {
 		return job, invalid("utilization", "must be within 0..1, got %v", s.Utilization)
 	}

@@ -192,3 +192,18 @@ func Fits(w Workload, c pricewatch.Card, gpus int) bool {
 	}
 	return MemoryPerGPU(w, gpus).TotalGB <= UsableGB(c)
 }
+
+// CheckpointBytes is what one training checkpoint writes: the trained
+// state — for a full fine-tune the weights and the optimizer state
+// (gradients are not saved), for LoRA and QLoRA the adapter's weights and
+// optimizer state (the frozen base is not saved). Serving writes none.
+func CheckpointBytes(w Workload) float64 {
+	n := w.Model.Params()
+	switch w.Method {
+	case MethodFull:
+		return n * (w.WeightBytes + w.optimizerBytes())
+	case MethodLoRA, MethodQLoRA:
+		return n * AdapterFraction * (AdapterWeightBytes + AdapterOptimizerBytes)
+	}
+	return 0
+}

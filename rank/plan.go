@@ -284,7 +284,9 @@ type Option struct {
 	CostPerMillionTokens float64            `json:"cost_per_million_tokens"`
 	PessimisticTotalCost float64            `json:"pessimistic_total_cost"`
 	ReclaimsPerHour      float64            `json:"reclaims_per_hour,omitempty"`
-	Serving              *ServingPlan       `json:"serving,omitempty"`
+	// Spot is how a spot option checkpoints and what reclaims cost it.
+	Spot    *SpotPlan    `json:"spot,omitempty"`
+	Serving *ServingPlan `json:"serving,omitempty"`
 	// OwnedBreakEvenMonthlyHours: used hours a month (at most 730) above
 	// which owning beats the cheapest hourly rental of the same card;
 	// OwnedBreakEven says "never" when owning cannot pay within its
@@ -305,6 +307,9 @@ type PlanResult struct {
 	OffersConsidered int      `json:"offers_considered"`
 	Considered       int      `json:"considered"`
 	Options          []Option `json:"options"`
+	// Fleets are, for a serving load with a base and a peak, each card's
+	// cheapest mix of committed and on-demand rentals, cheapest first.
+	Fleets []FleetPlan `json:"fleets,omitempty"`
 }
 
 // Plan prices the job on every eligible offer of the snapshot in the job's
@@ -347,6 +352,15 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	}
 	for i := range opts {
 		o := &opts[i]
+		if o.Spot != nil && o.Fits {
+			if od, ok := onDemand[fmt.Sprintf("%s/%d", o.Card, o.GPUs)]; ok {
+				r := SpotBreakEvenRate(o.PricePerGPUHour, od, job.CheckpointWriteSeconds/3600, job.Hidden.RestartMinutes/60)
+				o.Spot.BreakEvenReclaimsPerHour = &r
+			} else if od, ok := onDemand[o.Card]; ok {
+				r := SpotBreakEvenRate(o.PricePerGPUHour, od, job.CheckpointWriteSeconds/3600, job.Hidden.RestartMinutes/60)
+				o.Spot.BreakEvenReclaimsPerHour = &r
+			}
+		}
 		if !o.Mode.Committed() || !o.Fits {
 			continue
 		}
@@ -358,6 +372,9 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 			u := o.PricePerGPUHour / od
 			o.BreakEvenUtilization = &u
 		}
+	}
+	if job.Method == MethodServe && job.BaseTokensPerSecond > 0 {
+		res.Fleets = fleets(job, opts)
 	}
 	opts = append(opts, s.ownedOptions(job, owned, opts, cat, conv)...)
 	if !job.IncludeUnfit {
@@ -579,8 +596,61 @@ func (s *Snapshot) commit(opt *Option, job Job, periodHours float64) {
 	opt.PessimisticTotalCost = float64(periods(worst)) * opt.PeriodPrice
 }
 
-// addSpotLoss adds the expected work lost to reclaims: reclaims per hour ×
-// hours × (half a checkpoint interval + the restart) of the GPUs rented.
+// SpotPlan is a spot option's checkpointing, planned: the interval that
+// minimizes expected cost (Young/Daly: √(2 × write time × mean time
+// between reclaims)), the time spent writing checkpoints, the expected
+// restarts and work lost, and the reclaim rate at which the option stops
+// beating the cheapest on-demand offer of its card.
+type SpotPlan struct {
+	CheckpointWriteSeconds float64 `json:"checkpoint_write_seconds"`
+	// CheckpointIntervalMinutes is 0 when no checkpoint beyond the job's
+	// own is needed (no reclaims expected, or the job is shorter than the
+	// interval).
+	CheckpointIntervalMinutes float64 `json:"checkpoint_interval_minutes"`
+	CheckpointHours           float64 `json:"checkpoint_hours"`
+	ExpectedRestarts          float64 `json:"expected_restarts"`
+	ExpectedLostHours         float64 `json:"expected_lost_hours"`
+	// BreakEvenReclaimsPerHour: above this many reclaims per hour the
+	// option costs more than the cheapest on-demand offer of the card per
+	// GPU-hour (nil without one; 0 when it never beats it).
+	BreakEvenReclaimsPerHour *float64 `json:"break_even_reclaims_per_hour,omitempty"`
+}
+
+// YoungDalyInterval is the checkpoint interval that minimizes the expected
+// time of a job interrupted rate times an hour, writing a checkpoint in
+// write hours: √(2 × write / rate), in hours; +Inf without reclaims.
+func YoungDalyInterval(write, rate float64) float64 {
+	if rate <= 0 {
+		return math.Inf(1)
+	}
+	return math.Sqrt(2 * write / rate)
+}
+
+// SpotBreakEvenRate is the reclaim rate per hour at which a spot price
+// spot, checkpointing at the Young/Daly interval (write hours per
+// checkpoint, restart hours per reclaim), costs as much per hour of work
+// as onDemand: spot × (1 + √(2 × write × r) + r × restart) = onDemand,
+// solved for r. 0 when spot is not cheaper at all.
+func SpotBreakEvenRate(spot, onDemand, write, restart float64) float64 {
+	if !(spot > 0) || onDemand <= spot {
+		return 0
+	}
+	c := onDemand/spot - 1 // overhead spot can afford
+	a, b := restart, math.Sqrt(2*write)
+	if a == 0 {
+		x := c / b
+		return x * x
+	}
+	x := (-b + math.Sqrt(b*b+4*a*c)) / (2 * a) // √r
+	return x * x
+}
+
+// addSpotLoss plans a spot option's checkpoints at the Young/Daly interval
+// from the reclaim rate (the source's band, the job's, else the provider's
+// default) and the job's checkpoint write time, and adds the time writing
+// checkpoints and the expected work lost (a reclaim loses half an interval
+// and the restart) on the GPUs rented. Without reclaims the option is its
+// price × hours.
 func addSpotLoss(opt *Option, job Job, o pricewatch.Offer) {
 	rate := DefaultsFor(o.Provider).SpotReclaimsPerHour
 	if r, ok := ReclaimsPerHour(o.ReclaimRisk); ok {
@@ -590,9 +660,26 @@ func addSpotLoss(opt *Option, job Job, o pricewatch.Offer) {
 		rate = *job.Hidden.ReclaimsPerHour
 	}
 	opt.ReclaimsPerHour = rate
-	lost := rate * opt.Hours * (job.Hidden.CheckpointMinutes/2 + job.Hidden.RestartMinutes) / 60
-	opt.HiddenCosts["spot_reclaims"] = lost * opt.UnitPricePerHour
-	opt.PessimisticTotalCost += lost / PessimisticThroughput * opt.UnitPricePerHour
+	write := job.CheckpointWriteSeconds / 3600
+	restart := job.Hidden.RestartMinutes / 60
+	sp := &SpotPlan{CheckpointWriteSeconds: job.CheckpointWriteSeconds}
+	opt.Spot = sp
+	if rate <= 0 || opt.Hours <= 0 {
+		return
+	}
+	tau := YoungDalyInterval(write, rate)
+	sp.ExpectedRestarts = rate * opt.Hours
+	if tau < opt.Hours {
+		sp.CheckpointIntervalMinutes = tau * 60
+		sp.CheckpointHours = opt.Hours / tau * write
+	} else {
+		tau = opt.Hours // no checkpoint before the job's own end
+	}
+	sp.ExpectedLostHours = sp.ExpectedRestarts * (tau/2 + restart)
+	unit := opt.UnitPricePerHour
+	opt.HiddenCosts["spot_reclaims"] = sp.ExpectedLostHours * unit
+	opt.HiddenCosts["checkpoint_writes"] = sp.CheckpointHours * unit
+	opt.PessimisticTotalCost += (sp.ExpectedLostHours + sp.CheckpointHours) / PessimisticThroughput * unit
 }
 
 // addHidden adds storage and egress at the spec's prices or the provider's
@@ -682,5 +769,152 @@ func (s *Snapshot) ownedOptions(job Job, owned []Owned, rentals []Option, cat *n
 		}
 		out = append(out, opt)
 	}
+	return out
+}
+
+// FleetUnit is the rental a fleet uses for one part of its load.
+type FleetUnit struct {
+	Source           string          `json:"source"`
+	Offer            string          `json:"offer"`
+	Key              string          `json:"key"`
+	Region           string          `json:"region,omitempty"`
+	Mode             pricewatch.Mode `json:"mode"`
+	GPUs             int             `json:"gpus"`
+	TokensPerSecond  float64         `json:"tokens_per_second"`
+	UnitPricePerHour float64         `json:"unit_price_per_hour"`
+}
+
+// FleetPlan is a serving load's capacity on one card: Committed rentals
+// held all month for the base (and part of the peak), OnDemand rentals for
+// the rest, each sized with ServingHeadroom, at its cheapest mix, beside
+// all-on-demand and all-committed capacity. Costs are per month in the
+// job's currency; Saving is what the mix saves on the cheaper pure choice.
+type FleetPlan struct {
+	Card                 string     `json:"card"`
+	Committed            *FleetUnit `json:"committed,omitempty"`
+	OnDemand             *FleetUnit `json:"on_demand,omitempty"`
+	CommittedUnits       int        `json:"committed_units"`
+	OnDemandPeakUnits    int        `json:"on_demand_peak_units"`
+	OnDemandOffPeakUnits int        `json:"on_demand_off_peak_units"`
+	PeakHoursPerMonth    float64    `json:"peak_hours_per_month"`
+	MonthlyCost          float64    `json:"monthly_cost"`
+	AllOnDemandMonthly   *float64   `json:"all_on_demand_monthly,omitempty"`
+	AllCommittedMonthly  *float64   `json:"all_committed_monthly,omitempty"`
+	Saving               float64    `json:"saving"`
+	SavingPct            float64    `json:"saving_pct"`
+}
+
+// fleets finds, per card, the cheapest mix of committed rentals (the
+// card's committed option with the lowest cost per token) and on-demand
+// rentals (likewise) for a load of base tokens/s all month and peak
+// tokens/s for PeakHoursPerDay hours a day: with k committed rentals,
+// on-demand ones cover what k leave of base × 1.2 off peak and of
+// peak × 1.2 at peak; the cheapest k from 0 (all on demand) to the number
+// that carries the whole peak (all committed) wins.
+func fleets(job Job, opts []Option) []FleetPlan {
+	perToken := func(o Option) float64 { return o.UnitPricePerHour / o.TokensPerSecond }
+	type pair struct{ committed, onDemand *Option }
+	by := map[string]*pair{}
+	var cards []string
+	for i := range opts {
+		o := &opts[i]
+		if !o.Fits || !(o.TokensPerSecond > 0) {
+			continue
+		}
+		p := by[o.Card]
+		if p == nil {
+			p = &pair{}
+			by[o.Card] = p
+			cards = append(cards, o.Card)
+		}
+		switch {
+		case o.Mode.Committed():
+			if p.committed == nil || perToken(*o) < perToken(*p.committed) {
+				p.committed = o
+			}
+		case o.Mode == pricewatch.ModeOnDemand:
+			if p.onDemand == nil || perToken(*o) < perToken(*p.onDemand) {
+				p.onDemand = o
+			}
+		}
+	}
+	month := float64(pricewatch.HoursPerMonth)
+	peakH := job.PeakHoursPerDay * month / 24
+	offH := month - peakH
+	base, peak := job.BaseTokensPerSecond*ServingHeadroom, job.PeakTokensPerSecond*ServingHeadroom
+	units := func(need, tps float64) int {
+		if need <= 0 {
+			return 0
+		}
+		return int(math.Ceil(need/tps - 1e-9))
+	}
+	var out []FleetPlan
+	for _, card := range cards {
+		p := by[card]
+		if p.committed == nil && p.onDemand == nil {
+			continue
+		}
+		f := FleetPlan{Card: card, PeakHoursPerMonth: peakH, MonthlyCost: math.Inf(1)}
+		unit := func(o *Option) *FleetUnit {
+			if o == nil {
+				return nil
+			}
+			return &FleetUnit{Source: o.Source, Offer: o.Offer, Key: o.Key, Region: o.Region, Mode: o.Mode, GPUs: o.GPUs,
+				TokensPerSecond: o.TokensPerSecond, UnitPricePerHour: o.UnitPricePerHour}
+		}
+		f.Committed, f.OnDemand = unit(p.committed), unit(p.onDemand)
+		most := 0
+		if p.committed != nil {
+			most = units(peak, p.committed.TokensPerSecond)
+		}
+		for k := 0; k <= most; k++ {
+			cost, offOD, peakOD := 0.0, 0, 0
+			left := func(need float64) float64 {
+				if p.committed == nil {
+					return need
+				}
+				return need - float64(k)*p.committed.TokensPerSecond
+			}
+			if p.committed != nil {
+				cost += float64(k) * p.committed.UnitPricePerHour * month
+			}
+			if rest := left(peak); rest > 0 {
+				if p.onDemand == nil {
+					continue // nothing can carry the rest
+				}
+				peakOD = units(rest, p.onDemand.TokensPerSecond)
+				offOD = units(left(base), p.onDemand.TokensPerSecond)
+				cost += float64(offOD)*p.onDemand.UnitPricePerHour*offH + float64(peakOD)*p.onDemand.UnitPricePerHour*peakH
+			}
+			if k == 0 && p.onDemand != nil {
+				c := cost
+				f.AllOnDemandMonthly = &c
+			}
+			if k == most && p.committed != nil {
+				c := cost
+				f.AllCommittedMonthly = &c
+			}
+			if cost < f.MonthlyCost {
+				f.MonthlyCost, f.CommittedUnits, f.OnDemandOffPeakUnits, f.OnDemandPeakUnits = cost, k, offOD, peakOD
+			}
+		}
+		if math.IsInf(f.MonthlyCost, 1) {
+			continue
+		}
+		pure := math.Inf(1)
+		for _, c := range []*float64{f.AllOnDemandMonthly, f.AllCommittedMonthly} {
+			if c != nil && *c < pure {
+				pure = *c
+			}
+		}
+		if !math.IsInf(pure, 1) && pure > 0 {
+			f.Saving = pure - f.MonthlyCost
+			f.SavingPct = 100 * f.Saving / pure
+		}
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b FleetPlan) int {
+		return cmp.Or(cmp.Compare(a.MonthlyCost, b.MonthlyCost), cmp.Compare(a.Card, b.Card))
+	})
 	return out
 }

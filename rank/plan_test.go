@@ -3,6 +3,7 @@ package rank_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,11 +256,20 @@ func TestPlan_CommitmentsBillWholePeriods(t *testing.T) {
 	if !near(od.PessimisticTotalCost, 8/0.7+40.0/60*2+12.5, 1e-5) {
 		t.Errorf("pessimistic = %v", od.PessimisticTotalCost)
 	}
-	// Spot: ">20%" → 25% a month; lost = rate × 4 h × (15 + 10) min.
+	// Spot: ">20%" → 25% a month = 3.4247e-4 reclaims an hour. A lora-7b
+	// checkpoint is the adapter's state, 7e9 × 0.5% × 10 bytes = 0.35 GB:
+	// 0.35 s at 1 GB/s = 9.722e-5 h. Young/Daly: √(2 × 9.722e-5 /
+	// 3.4247e-4) = 0.7535 h between checkpoints; 4 h / 0.7535 × 9.722e-5 =
+	// 5.16e-4 h writing them; 4 × 3.4247e-4 = 1.37e-3 restarts, each
+	// losing 0.7535 / 2 + 10 / 60 = 0.5434 h: 7.444e-4 h lost, at 1.0/h.
 	sp := by[pricewatch.ModeSpot]
 	rate := 0.25 / 730
-	if !near(sp.ReclaimsPerHour, rate, 1e-9) || !near(sp.HiddenCosts["spot_reclaims"], rate*4*25.0/60*1.0, 1e-6) {
-		t.Errorf("spot: rate %v loss %v", sp.ReclaimsPerHour, sp.HiddenCosts["spot_reclaims"])
+	write := 7e9 * 0.005 * 10 / 1e9 / 3600
+	tau := math.Sqrt(2 * write / rate)
+	if !near(sp.ReclaimsPerHour, rate, 1e-12) || sp.Spot == nil || !near(sp.Spot.CheckpointIntervalMinutes, tau*60, 1e-9) ||
+		!near(sp.HiddenCosts["spot_reclaims"], rate*4*(tau/2+10.0/60)*1.0, 1e-12) ||
+		!near(sp.HiddenCosts["checkpoint_writes"], 4/tau*write*1.0, 1e-12) || !near(tau, 0.7535, 1e-4) {
+		t.Errorf("spot: rate %v plan %+v hidden %v", sp.ReclaimsPerHour, sp.Spot, sp.HiddenCosts)
 	}
 	// AWS storage and egress defaults: 0.08/GB-month, 0.09/GB.
 	if !near(sp.HiddenCosts["storage"], 8, 1e-9) || !near(sp.HiddenCosts["egress"], 4.5, 1e-9) {
@@ -463,5 +473,131 @@ func TestJobSpec_Resolve(t *testing.T) {
 				t.Errorf("err = %v, want an invalid error naming %q", err, c.field)
 			}
 		})
+	}
+}
+
+// Spot, planned: the Young/Daly interval against a hand computation, the
+// break-even reclaim rate, and no checkpoints when nothing is reclaimed.
+func TestPlan_SpotCheckpoints(t *testing.T) {
+	// 60 s to write, 0.1 reclaims an hour: √(2 × (1/60) / 0.1) = √(1/3) =
+	// 0.57735 h = 34.64 minutes.
+	if got := rank.YoungDalyInterval(1.0/60, 0.1); math.Abs(got/0.57735-1) > 0.01 {
+		t.Errorf("interval %.5f h, want 0.57735", got)
+	}
+	if !math.IsInf(rank.YoungDalyInterval(1.0/60, 0), 1) {
+		t.Error("no reclaims, yet an interval")
+	}
+	// Spot 0.5 against on-demand 1.0, writing in 0.01 h, restarting in
+	// 0.1 h: √r = (−√0.02 + √(0.02 + 4 × 0.1 × 1)) / 0.2 = 2.5332, r =
+	// 6.417; check: 0.5 × (1 + √(2 × 0.01 × 6.417) + 0.6417) = 1.0.
+	r := rank.SpotBreakEvenRate(0.5, 1.0, 0.01, 0.1)
+	if math.Abs(r/6.417-1) > 0.001 || math.Abs(0.5*(1+math.Sqrt(2*0.01*r)+r*0.1)-1) > 1e-9 {
+		t.Errorf("break-even %.4f", r)
+	}
+	if rank.SpotBreakEvenRate(1.2, 1.0, 0.01, 0.1) != 0 {
+		t.Error("a spot price above on-demand has a break-even rate")
+	}
+	// No restart time: r = ((1/0.5 − 1) / √0.02)² = 50.
+	if r := rank.SpotBreakEvenRate(0.5, 1.0, 0.01, 0); math.Abs(r-50) > 1e-9 {
+		t.Errorf("break-even without restarts %.4f, want 50", r)
+	}
+
+	spot := off("aws-spot", "aws", "s", "A100-80GB-SXM", pricewatch.ModeSpot, 1.0, "USD")
+	od := off("aws", "aws", "o", "A100-80GB-SXM", pricewatch.ModeOnDemand, 2.0, "USD")
+	snap := planSnap(t, spot, od)
+	ck := 120.0
+	for _, c := range []struct {
+		name string
+		rate float64
+	}{{"no reclaims", 0}, {"reclaims", 0.05}} {
+		rate := c.rate
+		job := resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 36e6, Modes: []string{"spot", "ondemand"}, CheckpointWriteSeconds: ck,
+			Hidden: &rank.HiddenSpec{StartupMinutes: zero(), ReclaimsPerHour: &rate}})
+		res, _ := snap.Plan(job, nil, normalize.DefaultCatalog())
+		var s *rank.Option
+		for i := range res.Options {
+			if res.Options[i].Mode == pricewatch.ModeSpot {
+				s = &res.Options[i]
+			}
+		}
+		if s == nil || s.Spot == nil {
+			t.Fatalf("%s: no spot option: %+v", c.name, res.Options)
+		}
+		// 36M tokens at 2500 tokens/s = 4 h at 1.0 an hour.
+		if rate == 0 {
+			if s.Spot.CheckpointIntervalMinutes != 0 || s.Spot.ExpectedRestarts != 0 || s.HiddenCosts["spot_reclaims"] != 0 ||
+				s.HiddenCosts["checkpoint_writes"] != 0 || s.ComputeCost != 4 || s.TotalCost != 4+12.5*0 {
+				t.Errorf("no reclaims: %+v %v (want price × hours = 4)", s.Spot, s.HiddenCosts)
+			}
+			continue
+		}
+		// 120 s = 1/30 h per checkpoint at 0.05 an hour: √(2/30/0.05) =
+		// 1.1547 h; 4 / 1.1547 × (1/30) = 0.11547 h writing; 0.2 restarts
+		// × (0.57735 + 1/6) = 0.14880 h lost.
+		tau := math.Sqrt(2.0 / 30 / 0.05)
+		if math.Abs(s.Spot.CheckpointIntervalMinutes/(tau*60)-1) > 0.01 || math.Abs(s.Spot.CheckpointHours-4/tau/30) > 1e-9 ||
+			math.Abs(s.Spot.ExpectedLostHours-0.2*(tau/2+1.0/6)) > 1e-9 || s.Spot.ExpectedRestarts != 0.2 {
+			t.Errorf("reclaims: %+v", s.Spot)
+		}
+		// Against on-demand 2.0 (same 1 GPU): restarts of 10 min.
+		want := rank.SpotBreakEvenRate(1.0, 2.0, 1.0/30, 10.0/60)
+		if s.Spot.BreakEvenReclaimsPerHour == nil || *s.Spot.BreakEvenReclaimsPerHour != want {
+			t.Errorf("break-even %v, want %v", s.Spot.BreakEvenReclaimsPerHour, want)
+		}
+	}
+}
+
+// A serving load of 150 output tokens/s all day and 350 for 8 hours, on a
+// card doing 100 tokens/s per GPU, committed at 0.55 and on demand at
+// 1.00 per GPU-hour. With headroom: 180 base, 420 peak; a month has 730
+// h, 243.33 at peak and 486.67 off peak.
+//
+//	all on demand:  2 × 1.00 × 486.67 + 5 × 1.00 × 243.33 = 2190.0
+//	all committed:  5 × 0.55 × 730                          = 2007.5
+//	1 committed:    401.5 + 1 × 486.67 + 4 × 243.33         = 1861.5
+//	2 committed:    803.0 + 0 off peak + 3 × 243.33         = 1533.0
+//	3 committed:    1204.5 + 2 × 243.33                     = 1691.2
+//
+// The mix of 2 committed and 3 on demand at peak is cheapest: it saves
+// 2007.5 − 1533.0 = 474.5 (23.6%) on the cheaper pure choice.
+func TestPlan_ServingFleetMix(t *testing.T) {
+	cat := normalize.DefaultCatalog()
+	ws := rank.BuiltinWorkloads()
+	profiles := append(rank.SeedProfiles(cat, ws), rank.Profile{Card: "L4", Workload: "serve-7b", TokensPerSecond: 100, Origin: rank.OriginMeasured})
+	offers := []pricewatch.Offer{
+		perGPU(off("p", "p", "m", "L4", pricewatch.ModeMonthly, 0.55, "USD"), 1, 2, 3, 4, 5, 6, 7, 8),
+		perGPU(off("p", "p", "o", "L4", pricewatch.ModeOnDemand, 1.00, "USD"), 1, 2, 3, 4, 5, 6, 7, 8),
+	}
+	snap := rank.Build(offers, profiles, ws, cat, rank.Options{Now: now, Base: "USD",
+		Rates: &pricewatch.Rates{Base: "EUR", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}})
+	job := resolve(t, rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 350, BaseTokensPerSecond: 150, PeakHoursPerDay: 8, Card: "L4"})
+	if !slices.Contains(job.Modes, pricewatch.ModeMonthly) {
+		t.Fatalf("a fleet needs a committed mode: %v", job.Modes)
+	}
+	res, err := snap.Plan(job, nil, cat)
+	if err != nil || len(res.Fleets) != 1 {
+		t.Fatalf("fleets %+v, %v", res.Fleets, err)
+	}
+	f := res.Fleets[0]
+	peakH := 8 * 730.0 / 24
+	if f.CommittedUnits != 2 || f.OnDemandPeakUnits != 3 || f.OnDemandOffPeakUnits != 0 ||
+		!near(f.MonthlyCost, 2*0.55*730+3*peakH, 1e-9) || !near(*f.AllOnDemandMonthly, 2*(730-peakH)+5*peakH, 1e-9) ||
+		!near(*f.AllCommittedMonthly, 5*0.55*730, 1e-9) || !near(f.Saving, 5*0.55*730-(2*0.55*730+3*peakH), 1e-9) ||
+		math.Round(f.SavingPct*10)/10 != 23.6 || f.Committed.Mode != pricewatch.ModeMonthly || f.OnDemand.Mode != pricewatch.ModeOnDemand {
+		t.Errorf("fleet %+v (all on demand %v, all committed %v)", f, *f.AllOnDemandMonthly, *f.AllCommittedMonthly)
+	}
+	// Bad loads are refused by field.
+	for _, c := range []struct {
+		spec  rank.JobSpec
+		field string
+	}{
+		{rank.JobSpec{Workload: "serve-7b", BaseTokensPerSecond: 150}, "base_tokens_per_second"},
+		{rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 100, BaseTokensPerSecond: 150}, "base_tokens_per_second"},
+		{rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 350, BaseTokensPerSecond: 150, PeakHoursPerDay: 25}, "peak_hours_per_day"},
+		{rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 350, PeakHoursPerDay: 8}, "peak_hours_per_day"},
+	} {
+		if _, err := c.spec.Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD"); err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
+			t.Errorf("%+v: %v, want an error naming %s", c.spec, err, c.field)
+		}
 	}
 }
