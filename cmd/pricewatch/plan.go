@@ -42,6 +42,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ctxTokens := fs.Int("context", 0, "tokens per request, in + out (serving)")
 	concurrency := fs.Int("concurrency", 0, "concurrent requests to hold (serving)")
 	peak := fs.Float64("peak-tps", 0, "peak generated tokens/s to serve (serving capacity)")
+	base := fs.Float64("base-tps", 0, "serving: generated tokens/s all day (with --peak-tps: a fleet mixing committed and on-demand rentals)")
+	peakHours := fs.Float64("peak-hours", 0, "serving: hours a day at the peak (default 8 with --base-tps)")
+	ckptWrite := fs.Float64("checkpoint-write-seconds", 0, "training: seconds to write one checkpoint (default: the trained state at 1 GB/s)")
 	hoursMonth := fs.Float64("hours-per-month", 0, "serving hours a month (default 730)")
 	modes := fs.String("modes", "", "billing modes, comma-separated (default ondemand,spot)")
 	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
@@ -105,6 +108,15 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["hours-per-month"] {
 		spec.HoursPerMonth = *hoursMonth
+	}
+	if set["base-tps"] {
+		spec.BaseTokensPerSecond = *base
+	}
+	if set["peak-hours"] {
+		spec.PeakHoursPerDay = *peakHours
+	}
+	if set["checkpoint-write-seconds"] {
+		spec.CheckpointWriteSeconds = *ckptWrite
 	}
 	if set["utilization"] {
 		spec.Utilization = *util
@@ -254,6 +266,38 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
 	fmt.Fprintln(w, "pessimistic_total_cost, cost_per_million_tokens, offer (identical_offers).")
 	explainBest(w, r)
+	printFleets(w, r)
+}
+
+// printFleets shows each card's cheapest mix of committed and on-demand
+// rentals for a serving load with a base and a peak.
+func printFleets(w io.Writer, r *rank.PlanResult) {
+	if len(r.Fleets) == 0 {
+		return
+	}
+	j := r.Job
+	fmt.Fprintf(w, "\nServing fleets for %g tokens/s all day, %g for %g h a day (with 20%% headroom), per month in %s:\n",
+		j.BaseTokensPerSecond, j.PeakTokensPerSecond, j.PeakHoursPerDay, r.Currency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tCARD\tCOMMITTED\tON DEMAND (OFF PEAK/PEAK)\tMIX\tALL ON DEMAND\tALL COMMITTED\tSAVING")
+	opt := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return money(*v)
+	}
+	for i, f := range r.Fleets {
+		c, od := "-", "-"
+		if f.Committed != nil {
+			c = fmt.Sprintf("%d × %s %s (%s)", f.CommittedUnits, plural(f.Committed.GPUs, "GPU"), f.Committed.Mode, f.Committed.Source)
+		}
+		if f.OnDemand != nil {
+			od = fmt.Sprintf("%d/%d × %s (%s)", f.OnDemandOffPeakUnits, f.OnDemandPeakUnits, plural(f.OnDemand.GPUs, "GPU"), f.OnDemand.Source)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%.0f%%)\n", i+1, f.Card, c, od, money(f.MonthlyCost),
+			opt(f.AllOnDemandMonthly), opt(f.AllCommittedMonthly), money(f.Saving), f.SavingPct)
+	}
+	tw.Flush()
 }
 
 // memoryLabel is the memory per GPU of one copy of the model, with the
@@ -332,6 +376,18 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 	}
 	if o.BreakEvenUtilization != nil {
 		fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s when at least %.0f%% of each period is used\n", o.Card, *o.BreakEvenUtilization*100)
+	}
+	if sp := o.Spot; sp != nil {
+		if sp.CheckpointIntervalMinutes > 0 {
+			fmt.Fprintf(w, "  spot: %.3g reclaims/h; checkpoint every %s min (%s s to write, Young/Daly): %s h writing, %.2g restarts, %s h of work lost\n",
+				o.ReclaimsPerHour, money(sp.CheckpointIntervalMinutes), money(sp.CheckpointWriteSeconds), money(sp.CheckpointHours),
+				sp.ExpectedRestarts, money(sp.ExpectedLostHours))
+		} else {
+			fmt.Fprintf(w, "  spot: %.3g reclaims/h; no checkpoint needed before the job's end, %.2g restarts expected\n", o.ReclaimsPerHour, sp.ExpectedRestarts)
+		}
+		if sp.BreakEvenReclaimsPerHour != nil {
+			fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s below %.3g reclaims an hour\n", o.Card, *sp.BreakEvenReclaimsPerHour)
+		}
 	}
 	switch {
 	case o.OwnedBreakEvenMonthlyHours != nil:
