@@ -189,20 +189,27 @@ func changeSince(ss []store.Sample, t time.Time, cur float64) *float64 {
 	return &v
 }
 
-// dailyLows are the lowest sample of each of the 7 days ending now.
+// dailyLows are the lowest best cost of each of the 7 days ending now:
+// the lowest of the samples taken that day and the value in force when
+// the day began (the last sample before it). A day before the first
+// sample has no data: NaN, and no point is drawn for it.
 func dailyLows(ss []store.Sample, now time.Time) []float64 {
 	lows := make([]float64, 7)
-	for i := range lows {
-		lows[i] = math.NaN()
-	}
 	day0 := now.Truncate(24 * time.Hour).Add(-6 * 24 * time.Hour)
-	for _, s := range ss {
-		i := int(s.At.Sub(day0) / (24 * time.Hour))
-		if s.At.Before(day0) || i < 0 || i > 6 {
-			continue
-		}
-		if math.IsNaN(lows[i]) || s.Cost < lows[i] {
-			lows[i] = s.Cost
+	for i := range lows {
+		start, end := day0.Add(time.Duration(i)*24*time.Hour), day0.Add(time.Duration(i+1)*24*time.Hour)
+		lows[i] = math.NaN()
+		for _, s := range ss {
+			if !s.At.Before(end) {
+				break
+			}
+			if s.At.Before(start) {
+				lows[i] = s.Cost // in force when the day began (samples are oldest first)
+				continue
+			}
+			if math.IsNaN(lows[i]) || s.Cost < lows[i] {
+				lows[i] = s.Cost
+			}
 		}
 	}
 	return lows
@@ -340,63 +347,54 @@ func DigestMessages(d DigestData) []Message {
 }
 
 // dailyCharts are line charts of each watch's daily best cost, at most
-// six series each.
+// six series each. Slack wants a point in every category of a chart, and
+// a day without data gets none: so a chart's days start after the last
+// day without data of its watches (watches whose data starts on another
+// day go to another chart). dailyLows gives every day after the first
+// sample a value (the one in force when it began).
 func dailyCharts(d DigestData) []slack.Block {
 	var cats []string
 	day0 := d.Now.Truncate(24 * time.Hour).Add(-6 * 24 * time.Hour)
 	for i := range 7 {
 		cats = append(cats, day0.Add(time.Duration(i)*24*time.Hour).Format("Jan 2"))
 	}
-	var out []slack.Block
-	var series []slack.DataVisualizationDataSeries
-	flush := func() {
-		if len(series) == 0 {
-			return
-		}
-		axis := slack.NewDataVisualizationAxisConfig(cats...).WithYLabel(truncate("cost/Mtok "+d.Currency, 50))
-		out = append(out, slack.NewDataVisualizationBlock("Best cost per million tokens, 7 days",
-			slack.NewDataVisualizationLineChart(axis, series...)))
-		series = nil
+	type group struct {
+		first  int
+		series []slack.DataVisualizationDataSeries
 	}
+	var groups []*group
+	byFirst := map[int]*group{}
 	for _, w := range d.Watches {
-		// Slack wants a point for every day: a day without a sample keeps
-		// the previous day's value (the first known one for leading gaps).
-		vals := fillGaps(w.Daily)
-		if vals == nil {
-			continue
+		// The chart starts after the watch's last day without data.
+		first := 0
+		for i, v := range w.Daily {
+			if math.IsNaN(v) {
+				first = i + 1
+			}
 		}
 		var pts []slack.DataVisualizationDataPoint
-		for i, v := range vals {
-			pts = append(pts, slack.NewDataVisualizationDataPoint(cats[i], math.Round(v*1e4)/1e4))
+		for i := first; i < len(w.Daily) && i < len(cats); i++ {
+			pts = append(pts, slack.NewDataVisualizationDataPoint(cats[i], math.Round(w.Daily[i]*1e4)/1e4))
 		}
-		series = append(series, slack.NewDataVisualizationDataSeries(truncate(w.Watch, 20), pts...))
-		if len(series) == maxChartSeries {
-			flush()
+		if len(pts) == 0 {
+			continue
 		}
+		g := byFirst[first]
+		if g == nil || len(g.series) == maxChartSeries {
+			g = &group{first: first}
+			byFirst[first] = g
+			groups = append(groups, g)
+		}
+		g.series = append(g.series, slack.NewDataVisualizationDataSeries(truncate(w.Watch, 20), pts...))
 	}
-	flush()
-	return out
-}
-
-// fillGaps carries values over NaN days; nil if there is no value at all.
-func fillGaps(v []float64) []float64 {
-	first := math.NaN()
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			first = x
-			break
+	var out []slack.Block
+	for _, g := range groups {
+		title := "Best cost per million tokens, 7 days"
+		if g.first > 0 {
+			title = fmt.Sprintf("Best cost per million tokens, %d day(s) with data", len(cats)-g.first)
 		}
-	}
-	if math.IsNaN(first) {
-		return nil
-	}
-	out := make([]float64, len(v))
-	last := first
-	for i, x := range v {
-		if !math.IsNaN(x) {
-			last = x
-		}
-		out[i] = last
+		axis := slack.NewDataVisualizationAxisConfig(cats[g.first:]...).WithYLabel(truncate("cost/Mtok "+d.Currency, 50))
+		out = append(out, slack.NewDataVisualizationBlock(title, slack.NewDataVisualizationLineChart(axis, g.series...)))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -77,6 +78,11 @@ func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot, health map[s
 			e.Wake()
 		}
 	}()
+	if err != nil {
+		return err
+	}
+	n, err := e.norms(snap, now)
+	enqueued = enqueued || n > 0
 	if err != nil {
 		return err
 	}
@@ -174,12 +180,9 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 	if w.Job != nil {
 		return currentPlan(snap, w, now)
 	}
-	list := filtered(snap, w)
-	keys := make(map[string]bool, len(list))
-	for _, en := range list {
-		keys[en.Key] = true
-	}
-	present := func(k string) bool { return keys[k] }
+	f := filterOf(w)
+	present := func(k string) bool { return snap.Ranked(w.Workload, k, f) }
+	list := snap.Best(w.Workload, f)
 	if len(list) == 0 {
 		return nil, present, nil
 	}
@@ -187,18 +190,15 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 	return c, present, err
 }
 
-// filtered are the watch's ranked entries, cheapest first.
+// filterOf is the ranking filter of a watch.
+func filterOf(w Watch) rank.Filter {
+	return rank.Filter{Modes: w.Modes, Card: w.Card, MaxGPUs: w.MaxGPUs, AnyAvailability: w.AnyAvailability,
+		Regions: w.Regions, Providers: w.Providers}
+}
+
+// filtered are the watch's best entries per card, cheapest first.
 func filtered(snap *rank.Snapshot, w Watch) []rank.Entry {
-	var list []rank.Entry
-	for _, en := range snap.Entries(w.Workload) {
-		if slices.Contains(w.Modes, en.Mode) && (w.Card == "" || en.Card == w.Card) && (w.MaxGPUs == 0 || en.GPUs <= w.MaxGPUs) &&
-			(w.AnyAvailability || en.Available != pricewatch.AvailableNo) &&
-			(len(w.Regions) == 0 || slices.Contains(w.Regions, en.Region)) &&
-			(len(w.Providers) == 0 || slices.Contains(w.Providers, en.Provider)) {
-			list = append(list, en)
-		}
-	}
-	return list
+	return snap.Best(w.Workload, filterOf(w))
 }
 
 func toChoice(snap *rank.Snapshot, b rank.Entry, cur string, now time.Time) (*Choice, error) {
@@ -308,6 +308,43 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		return sourceState{Alerted: degraded}, []store.Message{m}, err
 	})
 	return degraded, queued + len(ids), err
+}
+
+// CheckNorms posts once for every provider- or offer-level measurement of
+// the snapshot that is flagged below its card's norm and was not flagged
+// before (a profile just set or imported, or a norm that moved); a flag
+// that clears is forgotten silently, so a later fall posts again.
+func (e *Engine) CheckNorms(ctx context.Context, snap *rank.Snapshot) error {
+	n, err := e.norms(snap, e.Now())
+	if n > 0 && e.Wake != nil {
+		e.Wake()
+	}
+	return err
+}
+
+func (e *Engine) norms(snap *rank.Snapshot, now time.Time) (int, error) {
+	queued := 0
+	for _, c := range snap.Norms {
+		ids, err := e.Store.Decide("norm:"+c.Key(), func(raw []byte) (any, []store.Message, error) {
+			var st sourceState
+			if raw != nil {
+				_ = json.Unmarshal(raw, &st)
+			}
+			switch {
+			case c.BelowNorm && !st.Alerted:
+				m, err := encode("norm", "", NormMessage(c), now)
+				return sourceState{Alerted: true}, []store.Message{m}, err
+			case !c.BelowNorm && st.Alerted:
+				return sourceState{Alerted: false}, nil, nil
+			}
+			return nil, nil, nil
+		})
+		queued += len(ids)
+		if err != nil {
+			return queued, fmt.Errorf("norm check %s: %w", strings.ReplaceAll(c.Key(), "\x00", "/"), err)
+		}
+	}
+	return queued, nil
 }
 
 // payload is a Message as stored in the outbox.

@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackutilsx"
 
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -104,6 +105,24 @@ func HealthMessage(source string, h store.Health, recovered bool) Message {
 		text = fmt.Sprintf("Source %s has failed %d runs in a row; its last good offers stay until they go stale, and their vanishing posts nothing. Last error: %s",
 			source, h.ConsecutiveFailures, h.LastError)
 	}
+	return Message{Text: esc(text), Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
+		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),
+	}}
+}
+
+// NormMessage tells that a measurement on a provider (or one offer) fell
+// more than 20% below the card's norm: the sign of a throttled, shared or
+// refurbished card. The offer stays ranked, at the throughput measured.
+func NormMessage(c rank.NormCheck) Message {
+	where := c.Provider
+	if c.Offer != "" {
+		where += " offer " + c.Offer
+	}
+	title := fmt.Sprintf("%s on %s measured below norm", c.Card, where)
+	text := fmt.Sprintf("%s on %s runs %s at %.0f tok/s per GPU, %.0f%% of the card's norm of %.0f (%s). "+
+		"A throttled, shared or refurbished card looks like this; check the rental. Its offers stay ranked at the measured figure.",
+		c.Card, where, c.Workload, c.TokensPerSecond, 100*c.Ratio, c.Norm, c.NormFrom)
 	return Message{Text: esc(text), Blocks: []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
 		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),

@@ -23,6 +23,7 @@ import (
 	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
+	"github.com/pricewatch/pricewatch/store"
 )
 
 // Environment variables that carry secrets. They are never logged.
@@ -46,6 +47,7 @@ type Config struct {
 	Ingest    Ingest  `yaml:"ingest"`
 	Alerts    Alerts  `yaml:"alerts"`
 	Digest    Digest  `yaml:"digest"`
+	History   History `yaml:"history"`
 	Slack     Slack   `yaml:"slack"`
 	// Owned is hardware the user owns or could buy, priced beside rentals
 	// in plans.
@@ -151,6 +153,19 @@ type Digest struct {
 	RunnersUp int    `yaml:"runners_up"`
 }
 
+// History configures how long price history stays raw.
+type History struct {
+	// RawWindow is how long every change is kept as it happened; older
+	// changes are rolled into one open/min/max/close row per offer and
+	// day (at least 8 days: the digest, alert medians and availability
+	// read a week of raw rows).
+	RawWindow time.Duration `yaml:"raw_window"`
+	// CompactSchedule is the cron spec on which the daemon rolls up the
+	// changes that left the window ("" turns it off; pricewatch compact
+	// does it by hand).
+	CompactSchedule string `yaml:"compact_schedule"`
+}
+
 // Slack configures delivery. Secrets come from the environment or files.
 type Slack struct {
 	Channel string `yaml:"channel"`
@@ -189,6 +204,7 @@ func Default() *Config {
 		Ingest:  DefaultIngest(),
 		Alerts:  Alerts{Rules: alerts.DefaultRules(), OutboxRetention: alerts.DefaultOutboxRetention},
 		Digest:  Digest{Enabled: true, Schedule: "0 9 * * *", RunnersUp: 3},
+		History: History{RawWindow: store.DefaultRawWindow, CompactSchedule: "40 3 * * *"},
 		Sources: map[string]Source{},
 	}
 	for _, name := range scrapers.Names() {
@@ -486,6 +502,14 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 	if c.Digest.Enabled {
 		if _, err := cron.ParseStandard(c.Digest.Schedule); err != nil {
 			bad("digest.schedule", "%v", err)
+		}
+	}
+	if c.History.RawWindow < store.MinRawWindow {
+		bad("history.raw_window", "must be at least %s, got %s", store.MinRawWindow, c.History.RawWindow)
+	}
+	if c.History.CompactSchedule != "" {
+		if _, err := cron.ParseStandard(c.History.CompactSchedule); err != nil {
+			bad("history.compact_schedule", "%v", err)
 		}
 	}
 	seen := map[string]bool{}

@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/alerts"
@@ -45,13 +45,15 @@ type Server struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	replays  replays
+	table    []Route
+	gatherer prometheus.Gatherer
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
 // server's own metrics (both usually one *prometheus.Registry).
 func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log *slog.Logger) (*Server, error) {
 	s := &Server{
-		backend: b, log: log, mux: http.NewServeMux(),
+		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pricewatch_http_requests_total", Help: "HTTP requests by handler and status code.",
 		}, []string{"handler", "code"}),
@@ -65,35 +67,7 @@ func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log
 			return nil, err
 		}
 	}
-	s.handle("/v1/best", http.MethodGet, s.best)
-	s.handle("/v1/offers", http.MethodGet, s.offers)
-	s.handle("/v1/sources", http.MethodGet, s.sources)
-	s.handle("/v1/alerts", http.MethodGet, s.alerts)
-	s.handle("/v1/digest", http.MethodPost, s.digest)
-	s.mux.HandleFunc("/v1/silences", s.wrap("/v1/silences", "", func(w http.ResponseWriter, r *http.Request) error {
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-			return s.listSilences(w, r)
-		case http.MethodPost:
-			return s.addSilence(w, r)
-		}
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		return pricewatch.Errorf(EMethod, "method %s not allowed on %s", r.Method, r.URL.Path)
-	}))
-	s.handle("/v1/silences/{id}", http.MethodDelete, s.removeSilence)
-	s.handle("/slack/command", http.MethodPost, s.slash)
-	s.handle("/v1/plan", http.MethodPost, s.plan)
-	s.handle("/v1/profiles", http.MethodGet, s.listProfiles)
-	s.handle("/v1/profiles/{card}/{workload}", http.MethodPut, s.putProfile)
-	s.handle("/healthz", http.MethodGet, s.healthz)
-	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})
-	s.handle("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
-		metrics.ServeHTTP(w, r)
-		return nil
-	})
-	s.handle("/", "", func(w http.ResponseWriter, r *http.Request) error {
-		return pricewatch.Errorf(pricewatch.ENotFound, "no such endpoint %s (see /v1/best, /v1/plan, /v1/offers, /v1/sources, /v1/profiles, /healthz, /metrics)", r.URL.Path)
-	})
+	s.routes()
 	return s, nil
 }
 
@@ -103,7 +77,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) handle(pattern, method string, h handlerFunc) {
+	s.table = append(s.table, Route{Method: method, Pattern: pattern})
 	s.mux.HandleFunc(pattern, s.wrap(pattern, method, h))
+}
+
+// handleMethods serves one pattern with a handler per method (a GET
+// handler answers HEAD too); any other method gets 405 with Allow.
+func (s *Server) handleMethods(pattern string, hs map[string]handlerFunc) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if _, ok := hs[m]; ok {
+			s.table = append(s.table, Route{Method: m, Pattern: pattern})
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	s.mux.HandleFunc(pattern, s.wrap(pattern, "", func(w http.ResponseWriter, r *http.Request) error {
+		m := r.Method
+		if m == http.MethodHead {
+			m = http.MethodGet
+		}
+		if h, ok := hs[m]; ok {
+			return h(w, r)
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return pricewatch.Errorf(EMethod, "method %s not allowed on %s", r.Method, r.URL.Path)
+	}))
 }
 
 // wrap adds the method check (a GET handler answers HEAD too; any other
@@ -158,6 +159,8 @@ func statusOf(err error) int {
 		return http.StatusForbidden
 	case EMethod:
 		return http.StatusMethodNotAllowed
+	case EConflict:
+		return http.StatusConflict
 	case pricewatch.EUnavailable:
 		return http.StatusServiceUnavailable
 	default:
@@ -194,19 +197,8 @@ func writeBytes(w http.ResponseWriter, code int, b []byte) {
 
 func (s *Server) view() (*pipeline.View, error) {
 	v := s.backend.View()
-	if v == nil || v.Snapshot == nil {
-		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "no ranking yet: the first scrape is still running")
+	if ok, why := ready(v); !ok {
+		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "%s (GET /readyz says when a ranking exists)", why)
 	}
 	return v, nil
-}
-
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	status := map[string]any{"status": "ok"}
-	if v := s.backend.View(); v != nil && v.Snapshot != nil {
-		status["ranking_generated_at"] = v.Snapshot.GeneratedAt
-	} else {
-		status["ranking_generated_at"] = nil
-	}
-	writeJSON(w, http.StatusOK, status)
-	return nil
 }

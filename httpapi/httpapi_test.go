@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
 )
 
@@ -211,23 +214,49 @@ func TestAPI_BadRequests(t *testing.T) {
 	}
 }
 
+// Issue 12: until a first ranking exists (a fresh database, the first
+// scrape still running), rankings answer 503 with the reason and /readyz
+// says not ready; after the first round both answer.
 func TestAPI_BeforeFirstScrape(t *testing.T) {
 	h := newHarness(t, false) // Init built a view from an empty store
-	code, body := h.get(t, "/v1/best?workload=lora-7b")
-	if code != http.StatusOK || len(decode[httpapi.BestResponse](t, body).Cards) != 0 {
-		t.Errorf("empty store: %d %s", code, body)
+	for _, target := range []string{"/v1/best?workload=lora-7b", "/v1/best?workload=lora-7b&currency=CNY", "/readyz",
+		"/v1/history?workload=lora-7b&card=L40S", "/v1/export.csv"} {
+		code, body := h.get(t, target)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "first scrape is still running") {
+			t.Errorf("%s before any run: %d %s", target, code, body)
+		}
 	}
-	code, body = h.get(t, "/v1/best?workload=lora-7b&currency=CNY")
-	if code != http.StatusOK {
-		t.Errorf("no rates but no offers either: %d %s", code, body)
-	}
-	code, body = h.get(t, "/v1/sources")
+	code, body := h.get(t, "/v1/sources")
 	for _, s := range decode[struct{ Sources []httpapi.SourceStatus }](t, body).Sources {
 		if s.Status != httpapi.StatusPending || s.LastRun != nil {
 			t.Errorf("%s before any run: %+v", s.Name, s)
 		}
 	}
-	_ = code
+	if code, body = h.get(t, "/healthz"); code != 200 || !strings.Contains(string(body), `"ranking_age_seconds"`) {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+	h.env.Round(t)
+	if code, body = h.get(t, "/readyz"); code != 200 || decode[map[string]any](t, body)["status"] != "ready" {
+		t.Errorf("readyz after a round: %d %s", code, body)
+	}
+	if code, _ = h.get(t, "/v1/best?workload=lora-7b"); code != 200 {
+		t.Errorf("best after a round: %d", code)
+	}
+	// A restart on the same file answers from the stored offers at once.
+	reg := prometheus.NewRegistry()
+	p, err := pipeline.New(h.env.Config, h.env.Store, pipeline.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler),
+		Getenv: func(string) string { return "test-secret" }})
+	if err != nil || p.Init() != nil {
+		t.Fatal(err)
+	}
+	srv, err := httpapi.New(p, reg, reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := &harness{env: h.env, srv: srv}
+	if code, _ = h2.get(t, "/readyz"); code != 200 {
+		t.Errorf("readyz over stored offers: %d", code)
+	}
 }
 
 func TestOffers_Filters(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -227,11 +226,13 @@ func (q BestQuery) cacheKey() string {
 		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability)
 }
 
-// OffersResponse is the /v1/offers answer.
+// OffersResponse is the /v1/offers answer: a page of offers, cheapest
+// first, with Next the cursor of the following page (absent on the last).
 type OffersResponse struct {
 	Total  int           `json:"total"`
 	Count  int           `json:"count"`
 	Offers []OfferStatus `json:"offers"`
+	Next   string        `json:"next,omitempty"`
 }
 
 // OfferStatus is a current offer, whether it is past its source's stale
@@ -255,83 +256,80 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if err := checkParams(q, "card", "source", "mode", "kind", "available", "limit"); err != nil {
+	if err := checkParams(q, "card", "source", "mode", "kind", "available", "limit", "cursor"); err != nil {
 		return err
 	}
-	var avail pricewatch.Availability
+	oq := rank.OfferQuery{Card: q.Get("card"), Source: q.Get("source"), Limit: 100}
 	if a := q.Get("available"); a != "" {
-		if avail, err = pricewatch.ParseAvailability(a); err != nil {
+		if oq.Available, err = pricewatch.ParseAvailability(a); err != nil {
 			return err
 		}
 	}
-	var kind pricewatch.Kind
 	if k := q.Get("kind"); k != "" {
-		if kind, err = pricewatch.ParseKind(k); err != nil {
+		if oq.Kind, err = pricewatch.ParseKind(k); err != nil {
 			return err
 		}
 	}
-	card, source := q.Get("card"), q.Get("source")
-	var mode pricewatch.Mode
 	if m := q.Get("mode"); m != "" {
-		if mode, err = pricewatch.ParseMode(m); err != nil {
+		if oq.Mode, err = pricewatch.ParseMode(m); err != nil {
 			return err
 		}
 	}
-	if card != "" {
-		if _, ok := normalize.DefaultCatalog().Card(card); !ok {
-			return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", card)
+	if oq.Card != "" {
+		if _, ok := normalize.DefaultCatalog().Card(oq.Card); !ok {
+			return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", oq.Card)
 		}
 	}
-	if source != "" {
-		if _, ok := s.backend.Config().Sources[source]; !ok {
-			return pricewatch.Errorf(pricewatch.EInvalid, "unknown source %q", source)
+	if oq.Source != "" {
+		if _, ok := s.backend.Config().Sources[oq.Source]; !ok {
+			return pricewatch.Errorf(pricewatch.EInvalid, "unknown source %q", oq.Source)
 		}
 	}
-	limit := 100
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 10000 {
 			return pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..10000, got %q", l)
 		}
-		limit = n
+		oq.Limit = n
 	}
-	var match []pricewatch.Offer
-	for _, o := range v.Snapshot.Offers {
-		if (card == "" || o.Card == card) && (source == "" || o.Source == source) && (mode == "" || o.Mode == mode) &&
-			(kind == "" || o.Kind == kind || kind == pricewatch.KindOffer && o.Kind == "") &&
-			(avail == "" || o.Available == avail || avail == pricewatch.AvailableUnknown && o.Available == "") {
-			match = append(match, o)
+	cursor := q.Get("cursor")
+	if cursor != "" {
+		if oq.After, err = rank.ParseOfferCursor(cursor); err != nil {
+			return pricewatch.Errorf(pricewatch.EInvalid, "cursor: %v (pass the next value of the previous page)", err)
 		}
 	}
-	sort.SliceStable(match, func(i, j int) bool {
-		if match[i].PricePerGPUHour != match[j].PricePerGPUHour {
-			return match[i].PricePerGPUHour < match[j].PricePerGPUHour
+	snap := v.Snapshot
+	key := fmt.Sprintf("offers|%s|%s|%s|%s|%s|%d|%s", oq.Card, oq.Source, oq.Mode, oq.Kind, oq.Available, oq.Limit, cursor)
+	body, err := snap.Memo(key, func() ([]byte, error) {
+		page, total, next := snap.QueryOffers(oq)
+		resp := OffersResponse{Total: total, Count: len(page), Offers: make([]OfferStatus, len(page))}
+		if next != nil {
+			resp.Next = next.String()
 		}
-		return match[i].Key < match[j].Key
+		var shares map[string]float64
+		if ar, ok := s.backend.(AvailabilityReader); ok && len(page) > 0 {
+			keys := make([]string, len(page))
+			for i, o := range page {
+				keys[i] = o.Key
+			}
+			now := snap.GeneratedAt
+			var err error
+			if shares, err = ar.Availability(keys, now.Add(-7*24*time.Hour), now); err != nil {
+				return nil, err
+			}
+		}
+		for i, o := range page {
+			resp.Offers[i] = OfferStatus{Offer: o, Stale: rank.Stale(o, snap.GeneratedAt, snap.StaleAfter)}
+			if sh, ok := shares[o.Key]; ok {
+				resp.Offers[i].Available7d = &sh
+			}
+		}
+		b, err := json.Marshal(resp)
+		return append(b, '\n'), err
 	})
-	total := len(match)
-	if len(match) > limit {
-		match = match[:limit]
+	if err != nil {
+		return err
 	}
-	resp := OffersResponse{Total: total, Offers: make([]OfferStatus, len(match))}
-	var shares map[string]float64
-	if ar, ok := s.backend.(AvailabilityReader); ok {
-		keys := make([]string, len(match))
-		for i, o := range match {
-			keys[i] = o.Key
-		}
-		now := v.Snapshot.GeneratedAt
-		if shares, err = ar.Availability(keys, now.Add(-7*24*time.Hour), now); err != nil {
-			return err
-		}
-	}
-	for i, o := range match {
-		resp.Offers[i] = OfferStatus{Offer: o, Stale: rank.Stale(o, v.Snapshot.GeneratedAt, v.Snapshot.StaleAfter)}
-		if sh, ok := shares[o.Key]; ok {
-			resp.Offers[i].Available7d = &sh
-		}
-	}
-	resp.Count = len(resp.Offers)
-	writeJSON(w, http.StatusOK, resp)
+	writeBytes(w, http.StatusOK, body)
 	return nil
 }

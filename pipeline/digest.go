@@ -33,7 +33,12 @@ func (p *Pipeline) DigestData() (alerts.DigestData, error) {
 	if runners < 0 {
 		runners = 0
 	}
-	return alerts.CollectDigest(v.Snapshot, p.alerts.Watches, p.store.Series, changes, lines, runners, now)
+	// The digest looks back 8 days (7 and the one before them).
+	series, err := p.digestSeries(v.Snapshot, now.Add(-8*24*time.Hour))
+	if err != nil {
+		return alerts.DigestData{}, err
+	}
+	return alerts.CollectDigest(v.Snapshot, p.alerts.Watches, series, changes, lines, runners, now)
 }
 
 // Digest renders today's digest as Slack messages.

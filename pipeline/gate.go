@@ -31,7 +31,7 @@ type gateIn struct {
 	cfg    config.Ingest
 	health store.Health
 	ran    bool // the source has run before (health is real)
-	prev   map[string]pricewatch.Offer
+	prev   map[string]prevPrice
 	next   []pricewatch.Offer
 	// unknown counts the run's offers mapping to no card.
 	unknown int
@@ -39,6 +39,12 @@ type gateIn struct {
 	// and mode ("card\x00mode"), from other sources; base converts.
 	band map[string]float64
 	base func(price float64, cur string) (float64, bool)
+}
+
+// prevPrice is what the gate knows of a stored offer: its price.
+type prevPrice struct {
+	PricePerGPUHour float64
+	Currency        string
 }
 
 // gateOut is the verdict.

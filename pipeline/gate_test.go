@@ -34,11 +34,11 @@ func scaled(os []pricewatch.Offer, f float64) []pricewatch.Offer {
 }
 
 func gateWith(prev, next []pricewatch.Offer, h store.Health) gateIn {
-	in := gateIn{cfg: config.DefaultIngest(), health: h, ran: true, prev: map[string]pricewatch.Offer{}, next: next,
+	in := gateIn{cfg: config.DefaultIngest(), health: h, ran: true, prev: map[string]prevPrice{}, next: next,
 		band: map[string]float64{bandKey("A40", pricewatch.ModeOnDemand): 0.40},
 		base: func(p float64, cur string) (float64, bool) { return p, cur == "USD" }}
 	for _, o := range prev {
-		in.prev[o.Key] = o
+		in.prev[o.Key] = prevPrice{PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency}
 	}
 	return in
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,13 @@ type Pipeline struct {
 
 	view    atomic.Pointer[View]
 	refresh sync.Mutex
+
+	// packs are the current offers of every source with stored offers, in
+	// the compact form rankings read, kept in step with the store: a run
+	// replaces its source's pack, and a refresh re-ranks only the packs
+	// that changed.
+	packMu sync.Mutex
+	packs  map[string]*rank.Pack // nil until read from the store
 
 	sched   sync.RWMutex // guards cron and entries, set once by Start
 	cron    *cron.Cron
@@ -226,13 +234,75 @@ func joinStrings(s []string) string {
 }
 
 // Init seeds the reference throughput profiles into the store (keeping a
-// user's measured ones) and builds the first view from stored data, so the
-// last good ranking answers queries before the first scrape completes.
+// user's measured ones), reads the stored offers into memory and builds
+// the first view from them, so the last good ranking answers queries
+// before the first scrape completes.
 func (p *Pipeline) Init() error {
 	if err := p.store.SeedProfiles(rank.SeedProfiles(p.catalog, p.workloads)); err != nil {
 		return fmt.Errorf("seed profiles: %w", err)
 	}
+	if err := p.loadPacks(); err != nil {
+		return fmt.Errorf("read offers: %w", err)
+	}
 	return p.Rebuild()
+}
+
+// loadPacks reads every stored offer into the packs.
+func (p *Pipeline) loadPacks() error {
+	packs := map[string]*rank.Pack{}
+	var b *rank.PackBuilder
+	src := ""
+	err := p.store.ScanOffers("", func(o *pricewatch.Offer) error {
+		if b == nil || o.Source != src {
+			if b != nil {
+				packs[src] = b.Pack()
+			}
+			src = o.Source
+			b = rank.NewPackBuilder(src, 0)
+		}
+		b.Add(o)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		packs[src] = b.Pack()
+	}
+	p.packMu.Lock()
+	p.packs = packs
+	p.packMu.Unlock()
+	return nil
+}
+
+// pack is a source's current offers (nil when it has none).
+func (p *Pipeline) pack(source string) *rank.Pack {
+	p.packMu.Lock()
+	defer p.packMu.Unlock()
+	return p.packs[source]
+}
+
+// setPack replaces a source's pack after its run was applied: the offers
+// the store recorded (with their first-seen and observed times) and those
+// it kept as they were.
+func (p *Pipeline) setPack(source string, offers []pricewatch.Offer, keep []string) {
+	p.packMu.Lock()
+	defer p.packMu.Unlock()
+	if p.packs == nil {
+		p.packs = map[string]*rank.Pack{}
+	}
+	old := p.packs[source]
+	var np *rank.Pack
+	if old != nil && len(keep) > 0 {
+		np = old.Replace(offers, keep)
+	} else {
+		np = rank.NewPack(source, offers)
+	}
+	if np.Len() == 0 {
+		delete(p.packs, source)
+		return
+	}
+	p.packs[source] = np
 }
 
 // Rebuild rebuilds and swaps in the ranking without evaluating alerts (at
@@ -345,6 +415,20 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	stored, serr := p.store.RecordRun(rr)
 	if serr != nil {
 		err = errors.Join(err, serr)
+	} else if run.OK && run.Held == "" {
+		// The store filled in the offers' times as it recorded them.
+		p.setPack(name, rr.Offers, rr.Keep)
+	}
+	if len(rr.Offers) >= bigRun {
+		// A big run leaves its parse and diff behind as garbage: return
+		// it to the system now rather than over the next minutes, and
+		// the database pages the diff read.
+		defer func() {
+			debug.FreeOSMemory()
+			if err := p.store.DropPages(); err != nil {
+				log.Debug("drop database pages", "err", err)
+			}
+		}()
 	}
 	p.metrics.observe(run, stored.Changes)
 	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err,
@@ -390,6 +474,9 @@ func safeScrape(ctx context.Context, s scrapers.Scraper, env *scrapers.Env) (res
 	return res, nil
 }
 
+// bigRun is the offers of a run after which memory is handed back at once.
+const bigRun = 20_000
+
 // MinKeepRatio is the share of the last good run's offers a run must
 // parse; fewer means a layout change, not a market that emptied.
 const MinKeepRatio = 0.5
@@ -424,18 +511,17 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
 			len(nr.Offers), h.Offers)
 	}
-	prev, err := p.store.OffersOf(name)
-	if err != nil {
-		return rr, err
-	}
-	in := gateIn{cfg: p.cfg.Ingest, health: h, ran: ran, prev: map[string]pricewatch.Offer{}, next: nr.Offers}
-	for _, o := range prev {
-		in.prev[o.Key] = o
+	in := gateIn{cfg: p.cfg.Ingest, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers}
+	if pk := p.pack(name); pk != nil {
+		in.prev = make(map[string]prevPrice, pk.Len())
+		for o := range pk.Offers {
+			in.prev[o.Key] = prevPrice{PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency}
+		}
 	}
 	for _, n := range nr.Unknown {
 		in.unknown += n
 	}
-	in.band, in.base = p.marketBand(name)
+	in.band, in.base = p.marketBand(name, nr.Offers)
 	v := judge(in)
 	rr.Run.Unknown = nr.Unknown
 	rr.Run.Held, rr.Run.Reason, rr.Run.HeldOffers = v.hold, v.reason, v.held
@@ -448,9 +534,10 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 }
 
 // marketBand is the median price per GPU-hour, in the snapshot's base
-// currency, of every card and mode among the current offers of the other
-// sources (reference prices included: an index is a market price too).
-func (p *Pipeline) marketBand(source string) (map[string]float64, func(float64, string) (float64, bool)) {
+// currency, of the cards and modes of the run's offers among the current
+// offers of the other sources (reference prices included: an index is a
+// market price too).
+func (p *Pipeline) marketBand(source string, offers []pricewatch.Offer) (map[string]float64, func(float64, string) (float64, bool)) {
 	v := p.View()
 	if v == nil || v.Snapshot == nil {
 		return nil, nil
@@ -460,19 +547,17 @@ func (p *Pipeline) marketBand(source string) (map[string]float64, func(float64, 
 		x, err := snap.Rates.Convert(price, cur, snap.Base)
 		return x, err == nil
 	}
-	prices := map[string][]float64{}
-	for _, o := range snap.Offers {
-		if o.Source == source || o.Card == "" || rank.Stale(o, snap.GeneratedAt, snap.StaleAfter) {
+	band := map[string]float64{}
+	asked := map[string]bool{}
+	for _, o := range offers {
+		k := bandKey(o.Card, o.Mode)
+		if o.Card == "" || asked[k] {
 			continue
 		}
-		if x, ok := base(o.PricePerGPUHour, o.Currency); ok {
-			k := bandKey(o.Card, o.Mode)
-			prices[k] = append(prices[k], x)
+		asked[k] = true
+		if m, ok := snap.MarketMedian(o.Card, o.Mode, source); ok {
+			band[k] = m
 		}
-	}
-	band := make(map[string]float64, len(prices))
-	for k, ps := range prices {
-		band[k] = median(ps)
 	}
 	return band, base
 }
@@ -512,13 +597,11 @@ func (p *Pipeline) Enabled() []string {
 	return out
 }
 
-// BuildView builds a view from the store as of now without swapping it in
-// (the CLI uses it; Refresh swaps it).
+// BuildView builds a view as of now from the offers in memory and the
+// store's profiles, rates and health, without swapping it in (the CLI uses
+// it; Refresh swaps it). Only the sources whose offers changed since the
+// current view, or whose offers' freshness did, are re-ranked.
 func (p *Pipeline) BuildView() (*View, error) {
-	offers, err := p.store.Offers()
-	if err != nil {
-		return nil, err
-	}
 	profiles, err := p.store.Profiles()
 	if err != nil {
 		return nil, err
@@ -531,21 +614,35 @@ func (p *Pipeline) BuildView() (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.packMu.Lock()
+	loaded := p.packs != nil
+	p.packMu.Unlock()
+	if !loaded {
+		if err := p.loadPacks(); err != nil {
+			return nil, err
+		}
+	}
 	stale := map[string]time.Duration{}
-	var live []pricewatch.Offer
-	for _, o := range offers {
-		src, ok := p.cfg.Sources[o.Source]
-		if _, off := p.disabled[o.Source]; !ok || !src.Settings.Enabled || off {
+	var live []*rank.Pack
+	p.packMu.Lock()
+	for name, pk := range p.packs {
+		src, ok := p.cfg.Sources[name]
+		if _, off := p.disabled[name]; !ok || !src.Settings.Enabled || off {
 			continue // a disabled source's offers leave the ranking at once
 		}
-		stale[o.Source] = src.Settings.StaleAfter
-		live = append(live, o)
+		stale[name] = src.Settings.StaleAfter
+		live = append(live, pk)
+	}
+	p.packMu.Unlock()
+	var prev *rank.Snapshot
+	if v := p.View(); v != nil {
+		prev = v.Snapshot
 	}
 	start := time.Now()
-	snap := rank.Build(live, profiles, p.workloads, p.catalog, rank.Options{
+	snap := rank.BuildPacks(live, profiles, p.workloads, p.catalog, rank.Options{
 		Now: p.now(), StaleAfter: stale, ReliabilityFloor: p.cfg.Ranking.ReliabilityFloor,
 		Base: p.cfg.Ranking.BaseCurrency, Rates: rates,
-	})
+	}, prev)
 	p.metrics.rankSeconds.Set(time.Since(start).Seconds())
 	return &View{Snapshot: snap, Health: health}, nil
 }

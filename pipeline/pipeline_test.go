@@ -72,7 +72,7 @@ func TestPipeline_FixtureRound(t *testing.T) {
 		}
 	}
 	v := env.Pipeline.View()
-	if v == nil || len(v.Snapshot.Offers) == 0 {
+	if v == nil || v.Snapshot.OfferCount() == 0 {
 		t.Fatal("no offers in the view")
 	}
 	for _, w := range []string{"lora-7b", "qlora-7b", "full-ft-7b", "serve-7b"} {

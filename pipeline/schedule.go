@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/pricewatch/pricewatch/store"
 )
 
 // Start schedules every enabled source on its cron spec. Jobs of one source
@@ -40,11 +42,32 @@ func (p *Pipeline) Start(ctx context.Context) error {
 			return fmt.Errorf("schedule digest (%q): %w", p.cfg.Digest.Schedule, err)
 		}
 	}
+	if spec := p.cfg.History.CompactSchedule; spec != "" {
+		if _, err := c.AddFunc(spec, func() {
+			if _, err := p.Compact(); err != nil {
+				p.log.Error("history compaction failed", "err", err)
+			}
+		}); err != nil {
+			return fmt.Errorf("schedule history compaction (%q): %w", spec, err)
+		}
+	}
 	p.sched.Lock()
 	p.cron, p.entries = c, entries
 	p.sched.Unlock()
 	c.Start()
 	return nil
+}
+
+// Compact rolls the raw history that left the configured window into
+// daily rows (store.Compact).
+func (p *Pipeline) Compact() (store.CompactStats, error) {
+	start := time.Now()
+	st, err := p.store.Compact(p.now(), p.cfg.History.RawWindow)
+	if err == nil && st.RawRows > 0 {
+		p.log.Info("history compacted", "cutoff", st.Cutoff, "offers", st.Offers, "raw_rows", st.RawRows, "days", st.Days,
+			"duration", time.Since(start))
+	}
+	return st, err
 }
 
 // Stop stops scheduling and waits (at most timeout) for running jobs.

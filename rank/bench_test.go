@@ -3,10 +3,12 @@ package rank_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/internal/scaletest"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/rank"
 )
@@ -28,9 +30,11 @@ func syntheticOffers(n int, cat *normalize.Catalog, at time.Time) []pricewatch.O
 		rel := 0.9 + r.Float64()*0.1
 		m := modes[r.IntN(len(modes))]
 		id := fmt.Sprintf("offer-%d", i)
+		gpus := 1 << r.IntN(4)
 		out[i] = pricewatch.Offer{
 			Key: pricewatch.OfferKey(src, id, "r1", m), Source: src, Provider: src, OfferID: id, Region: "r1",
-			Card: cards[r.IntN(len(cards))], GPUs: 1 << r.IntN(4), Mode: m, PricePerGPUHour: 0.1 + r.Float64()*10,
+			Card: cards[r.IntN(len(cards))], GPUs: gpus, Mode: m,
+			RentUnit: pricewatch.RentFixed, GPUCounts: []int{gpus}, PricePerGPUHour: 0.1 + r.Float64()*10,
 			Currency: cur, Reliability: &rel, FirstSeen: at, ObservedAt: at,
 		}
 	}
@@ -55,5 +59,64 @@ func BenchmarkBuild_100k(b *testing.B) {
 	}
 	if len(snap.Best("lora-7b", rank.Filter{})) == 0 {
 		b.Fatal("empty ranking")
+	}
+}
+
+// BenchmarkRerank100k re-ranks 100,000 offers in the real card mix for
+// the four built-in workloads from scratch, as a run of a source holding
+// them all makes the daemon do (packs built, nothing reused); /pack also
+// packs the offers first. Compare with BenchmarkSortFloats400k, run in
+// the same process: scripts/bench-scale prints the ratio.
+func BenchmarkRerank100k(b *testing.B) {
+	cat := normalize.DefaultCatalog()
+	ws := rank.BuiltinWorkloads()
+	profiles := rank.SeedProfiles(cat, ws)
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	offers, err := scaletest.Offers(50_000, 0, 0, now) // the card mix of the real Vast capture
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := rank.Options{Now: now, ReliabilityFloor: 0.95, Base: "USD",
+		StaleAfter: map[string]time.Duration{"vast": 30 * time.Minute},
+		Rates:      &pricewatch.Rates{Base: "EUR", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}}
+	packs := rank.PackOffers(offers)
+	b.Run("rank", func(b *testing.B) {
+		b.ReportAllocs()
+		var snap *rank.Snapshot
+		for b.Loop() {
+			snap = rank.BuildPacks(packs, profiles, ws, cat, opt, nil)
+		}
+		if len(snap.Best("lora-7b", rank.Filter{})) == 0 {
+			b.Fatal("empty ranking")
+		}
+	})
+	b.Run("pack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rank.Build(offers, profiles, ws, cat, opt)
+		}
+	})
+	b.Run("best", func(b *testing.B) {
+		snap := rank.BuildPacks(packs, profiles, ws, cat, opt, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			snap.Best("lora-7b", rank.Filter{})
+		}
+	})
+}
+
+// BenchmarkSortFloats400k sorts 400,000 float64s (a copy of the same
+// random ones each time): the yardstick of BenchmarkRerank100k.
+func BenchmarkSortFloats400k(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	src := make([]float64, 400_000)
+	for i := range src {
+		src[i] = r.Float64()
+	}
+	v := make([]float64, len(src))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(v, src)
+		slices.Sort(v)
 	}
 }

@@ -3,7 +3,6 @@ package rank
 import (
 	"container/list"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +62,9 @@ type Entry struct {
 	Precision             string  `json:"precision"`
 	PrecisionNote         string  `json:"precision_note,omitempty"`
 	ThroughputOrigin      Origin  `json:"throughput_origin"`
+	// ThroughputNote explains a measured figure far below the card's norm
+	// (it is still the figure used: it is what the provider delivered).
+	ThroughputNote string `json:"throughput_note,omitempty"`
 	// CostPerMillionTokens = UnitPricePerHour × 1e6 / (TokensPerSecond × 3600).
 	CostPerMillionTokens float64  `json:"cost_per_million_tokens"`
 	Reliability          *float64 `json:"reliability,omitempty"`
@@ -90,60 +92,6 @@ func (e Entry) In(snap *Snapshot, cur string) (Entry, error) {
 // Exclusions count offers left out of a workload's ranking, by reason.
 type Exclusions map[string]int
 
-// Snapshot is an immutable ranking of every current offer for every
-// workload, built once per scrape and queried many times.
-type Snapshot struct {
-	GeneratedAt time.Time
-	Base        string
-	Rates       *pricewatch.Rates
-	Offers      []pricewatch.Offer
-	// StaleAfter are the freshness limits the snapshot was judged with.
-	StaleAfter map[string]time.Duration
-	opt        Options
-	profiles   map[string]Profile // card \x00 workload → best profile
-	direct     map[string]bool
-	workloads  map[string]Workload
-	entries    map[string][]Entry // per workload, sorted by cost then tie-breaks
-	excluded   map[string]Exclusions
-	memo       memo
-	refsOnce   sync.Once
-	refs       map[string][]pricewatch.Offer // card → reference rows, cheapest first
-}
-
-// Build ranks offers for each workload. Profiles give tokens/s per card and
-// workload (a measured one wins over published, published over estimated).
-func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options) *Snapshot {
-	s := &Snapshot{
-		GeneratedAt: opt.Now, Base: strings.ToUpper(opt.Base), Rates: opt.Rates, Offers: offers, StaleAfter: opt.StaleAfter,
-		workloads: map[string]Workload{}, entries: map[string][]Entry{}, excluded: map[string]Exclusions{},
-	}
-	if s.Base == "" {
-		s.Base = "USD"
-	}
-	best := bestProfiles(profiles)
-	s.opt, s.profiles, s.direct = opt, best, directProviders(offers)
-	for _, w := range workloads {
-		s.workloads[w.Name] = w
-		ex := Exclusions{}
-		list := make([]Entry, 0, len(offers))
-		for _, o := range offers {
-			e, why := s.entry(o, w, best, cat, opt)
-			if why != "" {
-				ex[why]++
-				continue
-			}
-			if o.Unavailable() {
-				ex[WhyUnavailable]++ // ranked, but left out of answers by default
-			}
-			list = append(list, e)
-		}
-		sort.Slice(list, func(i, j int) bool { return less(list[i], list[j]) })
-		s.entries[w.Name] = list
-		s.excluded[w.Name] = ex
-	}
-	return s
-}
-
 // Reasons an offer stays out of a ranking.
 const (
 	WhyUnknownCard = "unknown card"
@@ -165,21 +113,6 @@ const (
 	// they stay in the snapshot for answers that ask for them.
 	WhyUnavailable = "not available now"
 )
-
-// directProviders are the providers and billing modes some source scrapes
-// directly ("provider\x00mode"): an aggregated feed's offers of them (a
-// catalog listing RunPod) would count the same machines twice. A source
-// that prices another mode of the provider (aws-spot beside aws's
-// on-demand and reserved prices) is no copy and stays.
-func directProviders(offers []pricewatch.Offer) map[string]bool {
-	m := map[string]bool{}
-	for _, o := range offers {
-		if o.Source == o.Provider {
-			m[o.Provider+"\x00"+string(o.Mode)] = true
-		}
-	}
-	return m
-}
 
 // Stale reports whether an offer is past its source's freshness limit.
 func Stale(o pricewatch.Offer, now time.Time, staleAfter map[string]time.Duration) bool {
@@ -211,7 +144,7 @@ func (s *Snapshot) eligible(o pricewatch.Offer, cat *normalize.Catalog) (pricewa
 	return card, ""
 }
 
-func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Profile, cat *normalize.Catalog, opt Options) (Entry, string) {
+func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, cat *normalize.Catalog, opt Options) (Entry, string) {
 	card, why := s.eligible(o, cat)
 	if why != "" {
 		return Entry{}, why
@@ -224,7 +157,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 	if !ok {
 		return Entry{}, prec.Why
 	}
-	p, ok := profiles[o.Card+"\x00"+w.Name]
+	p, ok := profiles.lookup(o.Card, w.Name, o.Provider, o.OfferID)
 	if !ok || p.TokensPerSecond <= 0 {
 		return Entry{}, WhyNoProfile
 	}
@@ -240,8 +173,8 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 		OfferCurrency: o.Currency, OfferPricePerGPUHour: o.PricePerGPUHour,
 		TokensPerSecondPerGPU: p.TokensPerSecond, ScalingEfficiency: r.Efficiency,
 		TokensPerSecond: r.TokensPerSecond(p.TokensPerSecond),
-		Precision:       prec.Name, PrecisionNote: prec.Note, ThroughputOrigin: p.Origin,
-		Reliability: o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
+		Precision:       prec.Name, PrecisionNote: prec.Note, ThroughputOrigin: p.Label(),
+		ThroughputNote: s.throughputNote(p), Reliability: o.Reliability, ReclaimRisk: o.ReclaimRisk, ObservedAt: o.ObservedAt,
 		Available: o.Available, Stock: o.Stock,
 	}
 	if e.Available == "" {
@@ -251,17 +184,12 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles map[string]Pro
 	return e, ""
 }
 
-var originRank = map[Origin]int{OriginMeasured: 3, OriginPublished: 2, OriginEstimated: 1}
-
-func bestProfiles(ps []Profile) map[string]Profile {
-	m := make(map[string]Profile, len(ps))
-	for _, p := range ps {
-		k := p.Card + "\x00" + p.Workload
-		if old, ok := m[k]; !ok || originRank[p.Origin] > originRank[old.Origin] {
-			m[k] = p
-		}
+// throughputNote is the below-norm note of a measured profile, if flagged.
+func (s *Snapshot) throughputNote(p Profile) string {
+	if c, ok := s.norms[p.Key()]; ok && c.BelowNorm {
+		return c.Note
 	}
-	return m
+	return ""
 }
 
 // less orders by cost, then price, then source, then offer key, so the same
@@ -295,12 +223,6 @@ func (s *Snapshot) WorkloadNames() []string {
 	return names
 }
 
-// Entries returns every ranked entry of a workload (shared; do not modify).
-func (s *Snapshot) Entries(workload string) []Entry { return s.entries[workload] }
-
-// Excluded returns why offers stayed out of a workload's ranking.
-func (s *Snapshot) Excluded(workload string) Exclusions { return s.excluded[workload] }
-
 // Filter selects the entries a best-per-card answer considers.
 type Filter struct {
 	// Modes are the billing modes considered (DefaultModes when empty).
@@ -315,70 +237,8 @@ type Filter struct {
 	// AnyAvailability includes offers the source says are out of stock
 	// (by default only offers available or of unknown availability).
 	AnyAvailability bool
-}
-
-// Best returns the cheapest entry per card for the workload among the
-// filter's offers, sorted by cost; committed modes are priced per used hour
-// at the filter's utilization.
-func (s *Snapshot) Best(workload string, f Filter) []Entry {
-	allowed := map[pricewatch.Mode]bool{}
-	if len(f.Modes) == 0 {
-		f.Modes = pricewatch.DefaultModes()
-	}
-	for _, m := range f.Modes {
-		allowed[m] = true
-	}
-	u := f.Utilization
-	if u <= 0 || u > 1 {
-		u = 1
-	}
-	best := map[string]int{}
-	var out []Entry
-	for _, e := range s.entries[workload] {
-		if !allowed[e.Mode] || (f.Card != "" && e.Card != f.Card) || (f.MaxGPUs > 0 && e.GPUs > f.MaxGPUs) ||
-			(!f.AnyAvailability && e.Available == pricewatch.AvailableNo) {
-			continue
-		}
-		if e.Mode.Committed() {
-			e.Utilization = u
-			e.PricePerGPUHour /= u
-			e.UnitPricePerHour /= u
-			e.CostPerMillionTokens /= u
-		}
-		i, seen := best[e.Card]
-		switch {
-		case !seen:
-			best[e.Card] = len(out)
-			out = append(out, e)
-		case less(e, out[i]):
-			out[i] = e
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
-	return out
-}
-
-// References are the fresh reference prices (indexes, medians) of a card,
-// cheapest first; they are shown beside rankings, never ranked.
-func (s *Snapshot) References(card string) []pricewatch.Offer {
-	s.refsOnce.Do(func() {
-		// Indexed once per snapshot: /v1/best asks for every card's.
-		s.refs = map[string][]pricewatch.Offer{}
-		for _, o := range s.Offers {
-			if o.Reference() && o.Card != "" && !Stale(o, s.opt.Now, s.opt.StaleAfter) {
-				s.refs[o.Card] = append(s.refs[o.Card], o)
-			}
-		}
-		for _, out := range s.refs {
-			sort.SliceStable(out, func(i, j int) bool {
-				if out[i].PricePerGPUHour != out[j].PricePerGPUHour {
-					return out[i].PricePerGPUHour < out[j].PricePerGPUHour
-				}
-				return out[i].Key < out[j].Key
-			})
-		}
-	})
-	return s.refs[card]
+	// Regions and Providers keep offers of these only (empty: any).
+	Regions, Providers []string
 }
 
 // MemoMaxEntries and MemoMaxBytes bound a snapshot's answer cache (see

@@ -252,6 +252,8 @@ type Option struct {
 	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
 	ScalingEfficiency     float64 `json:"scaling_efficiency"`
 	ThroughputOrigin      Origin  `json:"throughput_origin"`
+	// ThroughputNote flags a measured figure far below the card's norm.
+	ThroughputNote string `json:"throughput_note,omitempty"`
 	// PricePerGPUHour is per GPU at full use; UnitPricePerHour is the GPUs
 	// rented per hour.
 	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
@@ -325,7 +327,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	// the same GPUs on demand where some offer rents that many.
 	onDemand := map[string]float64{}
 	var opts []Option
-	for _, o := range s.Offers {
+	for o := range s.Offers() {
 		card, why := s.eligible(o, cat)
 		if why != "" || (job.Card != "" && o.Card != job.Card) || (o.Unavailable() && !job.AnyAvailability) {
 			continue
@@ -405,21 +407,22 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 }
 
 // collapse merges options that differ only in the offer id: same card,
-// source, provider, mode, region, rental and price (the list is sorted, so
-// the first of each stays in place).
+// source, provider, mode, region, rental, price and throughput (an offer
+// with its own measurement is its own row; the list is sorted, so the first
+// of each stays in place).
 func collapse(opts []Option) []Option {
 	type key struct {
 		card, source, provider, region, counts string
 		mode                                   pricewatch.Mode
 		unit                                   pricewatch.RentUnit
 		gpus                                   int
-		price                                  float64
+		price, tps                             float64
 		fits                                   bool
 	}
 	first := map[key]int{}
 	var out []Option
 	for _, o := range opts {
-		k := key{o.Card, o.Source, o.Provider, o.Region, fmt.Sprint(o.GPUCounts) + string(o.Available), o.Mode, o.RentUnit, o.GPUs, o.PricePerGPUHour, o.Fits}
+		k := key{o.Card, o.Source, o.Provider, o.Region, fmt.Sprint(o.GPUCounts) + string(o.Available), o.Mode, o.RentUnit, o.GPUs, o.PricePerGPUHour, o.TokensPerSecond, o.Fits}
 		i, ok := first[k]
 		if !ok {
 			first[k] = len(out)
@@ -446,11 +449,12 @@ func rankKey(o Option, serving bool, job Job) float64 {
 }
 
 // profileFor is the throughput per GPU of the job on a card at a group size
-// (the serving tensor-parallel group; 1 for training): a measured profile of
-// the named workload the job is, else a published one, else the estimate.
-func (s *Snapshot) profileFor(job Job, card pricewatch.Card, group int) (Profile, bool) {
+// (the serving tensor-parallel group; 1 for training): the most specific
+// stored profile of the named workload the job is (measured on the offer,
+// on its provider, on the card), else a published one, else the estimate.
+func (s *Snapshot) profileFor(job Job, card pricewatch.Card, o pricewatch.Offer, group int) (Profile, bool) {
 	if job.FromWorkload != "" {
-		if p, ok := s.profiles[card.ID+"\x00"+job.FromWorkload]; ok && (job.Method != MethodServe || max(p.GPUs, 1) == group) {
+		if p, ok := s.profiles.lookup(card.ID, job.FromWorkload, o.Provider, o.OfferID); ok && (job.Method != MethodServe || max(p.GPUs, 1) == group) {
 			return p, true
 		}
 	}
@@ -489,7 +493,7 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o
 		opt.GPUs = o.GPUCounts[len(o.GPUCounts)-1]
 		return opt, true
 	}
-	p, ok := s.profileFor(job, card, r.Group)
+	p, ok := s.profileFor(job, card, o, r.Group)
 	if !ok || p.TokensPerSecond <= 0 {
 		return opt, false
 	}
@@ -538,7 +542,7 @@ func (s *Snapshot) price(opt *Option, job Job, card pricewatch.Card, r Rental, p
 	}
 	m := MemoryPerGPU(w, r.Group)
 	opt.MemoryPerGPUGB, opt.MemoryTotalGB = m.TotalGB, m.TotalGB*float64(r.Group)
-	opt.ThroughputOrigin = p.Origin
+	opt.ThroughputOrigin, opt.ThroughputNote = p.Label(), s.throughputNote(p)
 	opt.TokensPerSecondPerGPU = p.TokensPerSecond
 	opt.TokensPerSecond = r.TokensPerSecond(p.TokensPerSecond)
 	opt.UnitPricePerHour = opt.PricePerGPUHour * float64(r.GPUs)

@@ -13,11 +13,10 @@ import (
 
 // Buckets of the alerting side (schema v1, created at open when missing).
 var (
-	bChangelog = []byte("changelog")
-	bSeries    = []byte("series")
-	bOutbox    = []byte("outbox")
-	bSilences  = []byte("silences")
-	bNotify    = []byte("notify")
+	bSeries   = []byte("series")
+	bOutbox   = []byte("outbox")
+	bSilences = []byte("silences")
+	bNotify   = []byte("notify")
 )
 
 // ErrNotFound is returned for a missing record.
@@ -46,23 +45,6 @@ type Change struct {
 	Currency string    `json:"currency"`
 }
 
-// Changes returns the change-log entries from since on, oldest first.
-func (s *Store) Changes(since time.Time) ([]Change, error) {
-	var out []Change
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bucket(tx, bChangelog).Cursor()
-		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
-			var ch Change
-			if err := json.Unmarshal(v, &ch); err != nil {
-				return fmt.Errorf("decode change %q: %w", k, err)
-			}
-			out = append(out, ch)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // Sample is one point of a watch's best cost over time.
 type Sample struct {
 	At   time.Time `json:"at"`
@@ -73,6 +55,18 @@ type Sample struct {
 // AddSample appends a watch's best cost; an unchanged value within an hour
 // of the last sample is not stored again.
 func (s *Store) AddSample(watch string, sm Sample) error {
+	repeat := false
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if b := bucket(tx, bSeries).Bucket([]byte(watch)); b != nil {
+			if k, v := b.Cursor().Last(); k != nil {
+				var last Sample
+				repeat = json.Unmarshal(v, &last) == nil && last.Cost == sm.Cost && last.Key == sm.Key && sm.At.Sub(last.At) < time.Hour
+			}
+		}
+		return nil
+	}); err != nil || repeat {
+		return err // a repeat is not stored: no write transaction
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bSeries).CreateBucketIfNotExists([]byte(watch))
 		if err != nil {
@@ -113,18 +107,8 @@ func (s *Store) Series(watch string, since time.Time) ([]Sample, error) {
 }
 
 func pruneBefore(b *bolt.Bucket, before time.Time) error {
-	limit := timeKey(before)
-	var old [][]byte
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && bytes.Compare(k, limit) < 0 && len(old) < 1000; k, _ = c.Next() {
-		old = append(old, append([]byte{}, k...))
-	}
-	for _, k := range old {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := pruneCount(b, before)
+	return err
 }
 
 // Silence mutes posts for watches matching Watch ("*" for all) until Ends.
@@ -183,8 +167,32 @@ func (s *Store) RemoveSilence(id uint64) error {
 // messages: a decision, its post and its record commit together, so a
 // restart never repeats a decision. It returns the enqueued ids.
 func (s *Store) Decide(key string, fn func(state []byte) (newState any, msgs []Message, err error)) ([]uint64, error) {
+	// Most evaluations change nothing: decide in a read transaction, and
+	// write (deciding again in the write transaction) only when the state
+	// changes or a message goes out. A write transaction costs two fsyncs.
+	var unchanged bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var cur []byte
+		if v := bucket(tx, bNotify).Get([]byte(key)); v != nil {
+			cur = append([]byte{}, v...)
+		}
+		st, msgs, err := fn(cur)
+		if err != nil || len(msgs) > 0 {
+			return err
+		}
+		if st == nil {
+			unchanged = true
+			return nil
+		}
+		b, err := json.Marshal(st)
+		unchanged = err == nil && cur != nil && bytes.Equal(b, cur)
+		return nil
+	})
+	if err != nil || unchanged {
+		return nil, err
+	}
 	var ids []uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bNotify)
 		var cur []byte
 		if v := b.Get([]byte(key)); v != nil {

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -16,8 +19,9 @@ import (
 	"github.com/pricewatch/pricewatch/rank"
 )
 
-// SchemaVersion is the layout this package reads and writes.
-const SchemaVersion = "1"
+// SchemaVersion is the layout this package reads and writes. A file of
+// version 1 is migrated when it is opened for writing (see migrate.go).
+const SchemaVersion = "2"
 
 // RunRetention is how long run records are kept per source.
 const RunRetention = 30 * 24 * time.Hour
@@ -26,7 +30,6 @@ var (
 	bMeta     = []byte("meta")
 	bRoot     = []byte("v1")
 	bOffers   = []byte("offers")
-	bHistory  = []byte("history")
 	bRuns     = []byte("runs")
 	bHealth   = []byte("health")
 	bProfiles = []byte("profiles")
@@ -44,6 +47,9 @@ type Options struct {
 	// Timeout bounds the wait for the file lock (default 2s).
 	Timeout  time.Duration
 	ReadOnly bool
+	// NoSync skips fsync on commit (benchmarks and bulk tools only: a
+	// crash may lose or corrupt the last transactions).
+	NoSync bool
 }
 
 // Store is the bbolt-backed state of pricewatch.
@@ -51,18 +57,30 @@ type Store struct {
 	db *bolt.DB
 }
 
-// Open opens (creating if needed) the database at path.
+// initialMmapSize is reserved address space, not memory: bbolt re-maps
+// the file (copying nothing, but waiting for readers) each time it
+// outgrows the map, which a first scrape of 100k offers would do a dozen
+// times in one transaction.
+const initialMmapSize = 1 << 30
+
+// allocSize is how far the file grows beyond what a commit needs.
+const allocSize = 1 << 20
+
+// Open opens (creating if needed) the database at path, migrating a file
+// of schema version 1 when opened for writing.
 func Open(path string, opt Options) (*Store, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 2 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly,
+		InitialMmapSize: initialMmapSize, FreelistType: bolt.FreelistMapType, NoSync: opt.NoSync})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.AllocSize = allocSize
 	s := &Store{db: db}
 	if opt.ReadOnly {
 		err = db.View(func(tx *bolt.Tx) error { return checkVersion(tx) })
@@ -81,23 +99,29 @@ func checkVersion(tx *bolt.Tx) error {
 	if m == nil {
 		return errors.New("not a pricewatch database (no meta bucket)")
 	}
-	if v := string(m.Get(kVersion)); v != SchemaVersion {
+	switch v := string(m.Get(kVersion)); v {
+	case SchemaVersion:
+		return nil
+	case "1":
+		return fmt.Errorf("schema version 1: open it once for writing (pricewatch scrape, serve or compact) to migrate it to %s", SchemaVersion)
+	default:
 		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
 	}
-	return nil
 }
+
+// rootBuckets are the buckets under the root of schema 2.
+var rootBuckets = [][]byte{bOffers, bRuns, bHealth, bProfiles, bFX, bAlerts,
+	bSeen, bOfferIDs, bOfferKeys, bTerms, bTermIDs, bHist, bChangeIdx,
+	bSeries, bOutbox, bSilences, bNotify}
 
 func initBuckets(tx *bolt.Tx) error {
 	m, err := tx.CreateBucketIfNotExists(bMeta)
 	if err != nil {
 		return err
 	}
-	switch v := string(m.Get(kVersion)); v {
-	case "":
-		if err := m.Put(kVersion, []byte(SchemaVersion)); err != nil {
-			return err
-		}
-	case SchemaVersion:
+	v := string(m.Get(kVersion))
+	switch v {
+	case "", "1", SchemaVersion:
 	default:
 		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
 	}
@@ -105,11 +129,18 @@ func initBuckets(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bOffers, bHistory, bRuns, bHealth, bProfiles, bFX, bAlerts,
-		bChangelog, bSeries, bOutbox, bSilences, bNotify} {
+	for _, b := range rootBuckets {
 		if _, err := root.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
+	}
+	if v == "1" {
+		if err := migrateV1(tx); err != nil {
+			return fmt.Errorf("migrate schema 1 to %s: %w", SchemaVersion, err)
+		}
+	}
+	if v != SchemaVersion {
+		return m.Put(kVersion, []byte(SchemaVersion))
 	}
 	return nil
 }
@@ -146,6 +177,11 @@ const (
 	Appeared Event = "appeared"
 	Changed  Event = "changed"
 	Vanished Event = "vanished"
+	// Daily is a compacted day (older than the raw window): the day's
+	// open, min, max and close (PricePerGPUHour) of an offer that changed
+	// that day. A day that ended with the offer gone is Vanished instead,
+	// with the same prices.
+	Daily Event = "daily"
 )
 
 // HistoryRow is one change of one offer.
@@ -160,6 +196,11 @@ type HistoryRow struct {
 	// (rows written before availability was recorded have none).
 	Available pricewatch.Availability `json:"available,omitempty"`
 	Stock     string                  `json:"stock,omitempty"`
+	// Open, Min and Max are set on compacted days (Daily, or Vanished at a
+	// day's close): the price at the day's start and its range.
+	Open float64 `json:"open,omitempty"`
+	Min  float64 `json:"min,omitempty"`
+	Max  float64 `json:"max,omitempty"`
 }
 
 // AvailableShare is the share of the time from since to now that the rows
@@ -193,34 +234,6 @@ func AvailableShare(rows []HistoryRow, since, now time.Time) (share float64, kno
 		return 0, false
 	}
 	return float64(yes) / float64(all), true
-}
-
-// Availability reads the availability share since the given time of each
-// offer key (keys whose availability was never known are left out).
-func (s *Store) Availability(keys []string, since, now time.Time) (map[string]float64, error) {
-	out := make(map[string]float64, len(keys))
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bucket(tx, bHistory).Cursor()
-		for _, key := range keys {
-			prefix := append([]byte(key), 0)
-			var rows []HistoryRow
-			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				if len(k) != len(prefix)+8 {
-					continue
-				}
-				var r HistoryRow
-				if err := json.Unmarshal(v, &r); err != nil {
-					return fmt.Errorf("decode history %q: %w", k, err)
-				}
-				rows = append(rows, r)
-			}
-			if share, ok := AvailableShare(rows, since, now); ok {
-				out[key] = share
-			}
-		}
-		return nil
-	})
-	return out, err
 }
 
 // Health is a source's current state.
@@ -353,81 +366,149 @@ func mappedByMode(offers []pricewatch.Offer) map[pricewatch.Mode]int {
 }
 
 func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer, keep []string) (int, error) {
-	ob, hb := bucket(tx, bOffers), bucket(tx, bHistory)
+	ob, sb := bucket(tx, bOffers), bucket(tx, bSeen)
+	src := []byte(source)
+	var seenPrev time.Time
+	if v := sb.Get(src); len(v) == 8 {
+		seenPrev = keyTime(v)
+	}
 	prefix := append([]byte(source), 0)
-	old := map[string]pricewatch.Offer{}
+	// The offers in key order, merged with the stored ones (in the same
+	// order) as the cursor walks them; of two offers with one key the
+	// later one counts.
+	order := make([]int32, 0, len(offers))
+	for i := range offers {
+		if offers[i].Source != source {
+			return 0, fmt.Errorf("offer %s is not from source %s", offers[i].Key, source)
+		}
+		order = append(order, int32(i))
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(offers[a].Key, offers[b].Key) })
+	order = dedupLast(order, offers)
+	kept := make(map[string]bool, len(keep))
+	for _, k := range keep {
+		kept[k] = true // held back: the stored version stays as it is
+	}
+	type put struct{ k, v []byte }
+	var (
+		puts   []put
+		dels   [][]byte
+		chs    []change
+		enc    []byte
+		fresh  []int32 // offers not stored, in key order
+		stored = 0
+		slab   []byte
+	)
+	// New offers' records are encoded into slabs (bbolt keeps the values,
+	// not copies, until the commit).
+	addFresh := func(i int32) {
+		o := &offers[i]
+		if kept[o.Key] {
+			return
+		}
+		o.FirstSeen, o.ObservedAt = at, at
+		chs = append(chs, change{o, Appeared})
+		if cap(slab)-len(slab) < 512+len(o.URL)+len(o.GPUName)+len(o.Region)+len(o.OfferID) {
+			slab = make([]byte, 0, 1<<20)
+		}
+		n := len(slab)
+		slab = encodeOffer(slab, o, time.Time{})
+		puts = append(puts, put{join(src, []byte(o.Key)), slab[n:len(slab):len(slab)]})
+	}
+	j := 0
 	c := ob.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var o pricewatch.Offer
-		if err := json.Unmarshal(v, &o); err != nil {
+		stored++
+		kb := k[len(prefix):]
+		for j < len(order) && offers[order[j]].Key < string(kb) {
+			fresh = append(fresh, order[j])
+			j++
+		}
+		found := j < len(order) && offers[order[j]].Key == string(kb)
+		var i int32
+		if found {
+			i = order[j]
+			j++
+		}
+		if kept[string(kb)] {
+			if pinnedOf(v).IsZero() && !seenPrev.IsZero() {
+				// Not confirmed by this run: it keeps the time the last
+				// one confirmed it.
+				nv := append([]byte{}, v...)
+				binary.BigEndian.PutUint64(nv[9:17], uint64(nanos(seenPrev)))
+				puts = append(puts, put{append([]byte{}, k...), nv})
+			}
+			continue
+		}
+		if !found {
+			o := &pricewatch.Offer{Key: string(kb), Source: source}
+			if err := decodeOffer(v, o, seenPrev, nil, false); err != nil {
+				return 0, fmt.Errorf("decode offer %q: %w", k, err)
+			}
+			chs = append(chs, change{o, Vanished})
+			dels = append(dels, append([]byte{}, k...))
+			continue
+		}
+		o := &offers[i]
+		o.FirstSeen, o.ObservedAt = firstSeenOf(v), at
+		enc = encodeOffer(enc[:0], o, time.Time{})
+		if bytes.Equal(enc, v) {
+			continue // confirmed: the source's seen time says so
+		}
+		prev := pricewatch.Offer{Key: o.Key, Source: source}
+		if err := decodeOffer(v, &prev, seenPrev, nil, false); err != nil {
 			return 0, fmt.Errorf("decode offer %q: %w", k, err)
 		}
-		old[o.Key] = o
+		if !prev.SamePrice(*o) {
+			chs = append(chs, change{o, Changed})
+		}
+		puts = append(puts, put{append([]byte{}, k...), append([]byte{}, enc...)})
 	}
-	changes := 0
-	cl := bucket(tx, bChangelog)
-	row := func(o pricewatch.Offer, ev Event, oldPrice float64) error {
-		changes++
-		if err := putJSON(hb, join([]byte(o.Key), timeKey(at)), HistoryRow{
-			At: at, Event: ev, Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency,
-			Available: o.Available, Stock: o.Stock,
-		}); err != nil {
-			return err
-		}
-		ch := Change{At: at, Key: o.Key, Source: o.Source, Card: o.Card, Event: ev, OldPrice: oldPrice, Currency: o.Currency}
-		if ev != Vanished {
-			ch.NewPrice = o.PricePerGPUHour
-		}
-		return putJSON(cl, join(timeKey(at), []byte(o.Key)), ch)
+	fresh = append(fresh, order[j:]...)
+	puts = slices.Grow(puts, len(fresh))
+	chs = slices.Grow(chs, len(fresh))
+	for _, i := range fresh {
+		addFresh(i)
 	}
-	seen := make(map[string]bool, len(offers)+len(keep))
-	for _, k := range keep {
-		seen[k] = true // held back: the stored version stays as it is
+	if stored == 0 {
+		ob.FillPercent = fillAppend // a first load arrives in key order
 	}
-	for _, o := range offers {
-		if o.Source != source {
-			return 0, fmt.Errorf("offer %s is not from source %s", o.Key, source)
-		}
-		seen[o.Key] = true
-		prev, existed := old[o.Key]
-		switch {
-		case !existed:
-			o.FirstSeen = at
-			if err := row(o, Appeared, 0); err != nil {
-				return 0, err
-			}
-		case !prev.SamePrice(o):
-			o.FirstSeen = prev.FirstSeen
-			if err := row(o, Changed, prev.PricePerGPUHour); err != nil {
-				return 0, err
-			}
-		default:
-			o.FirstSeen = prev.FirstSeen
-		}
-		o.ObservedAt = at
-		if err := putJSON(ob, join([]byte(source), []byte(o.Key)), o); err != nil {
+	if cmp := func(a, b put) int { return bytes.Compare(a.k, b.k) }; !slices.IsSortedFunc(puts, cmp) {
+		slices.SortFunc(puts, cmp)
+	}
+	for _, p := range puts {
+		if err := ob.Put(p.k, p.v); err != nil {
 			return 0, err
 		}
 	}
-	// Collect first, delete after: deleting while iterating can skip keys.
-	var gone []pricewatch.Offer
-	for k, o := range old {
-		if !seen[k] {
-			gone = append(gone, o)
-		}
-	}
-	for _, o := range gone {
-		if err := row(o, Vanished, o.PricePerGPUHour); err != nil {
-			return 0, err
-		}
-		if err := ob.Delete(join([]byte(source), []byte(o.Key))); err != nil {
+	for _, k := range dels {
+		if err := ob.Delete(k); err != nil {
 			return 0, err
 		}
 	}
-	if err := pruneBefore(cl, at.Add(-ChangeRetention)); err != nil {
+	h := newHistTx(tx)
+	if err := h.writeChanges(at, chs); err != nil {
 		return 0, err
 	}
-	return changes, nil
+	if err := sb.Put(src, timeKey(at)); err != nil {
+		return 0, err
+	}
+	if err := pruneBefore(h.idx, at.Add(-ChangeRetention)); err != nil {
+		return 0, err
+	}
+	return len(chs), nil
+}
+
+// dedupLast keeps the last of the offers (in key order) that share a key.
+func dedupLast(order []int32, offers []pricewatch.Offer) []int32 {
+	out := order[:0]
+	for n, i := range order {
+		if n+1 < len(order) && offers[order[n+1]].Key == offers[i].Key {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 func pruneRuns(b *bolt.Bucket, src []byte, before time.Time) error {
@@ -458,59 +539,77 @@ func putRates(tx *bolt.Tx, r *pricewatch.Rates) error {
 }
 
 // Offers returns every current offer, ordered by source and key.
-func (s *Store) Offers() ([]pricewatch.Offer, error) { return s.offersWith(nil) }
+func (s *Store) Offers() ([]pricewatch.Offer, error) { return s.offersWith("") }
 
 // OffersOf returns one source's current offers.
-func (s *Store) OffersOf(source string) ([]pricewatch.Offer, error) {
-	return s.offersWith(append([]byte(source), 0))
+func (s *Store) OffersOf(source string) ([]pricewatch.Offer, error) { return s.offersWith(source) }
+
+func (s *Store) offersWith(source string) ([]pricewatch.Offer, error) {
+	var out []pricewatch.Offer
+	err := s.scan(source, false, func(o *pricewatch.Offer) error {
+		out = append(out, *o)
+		return nil
+	})
+	return out, err
 }
 
-// offersWith reads the current offers whose keys start with prefix.
-func (s *Store) offersWith(prefix []byte) ([]pricewatch.Offer, error) {
-	var out []pricewatch.Offer
-	err := s.db.View(func(tx *bolt.Tx) error {
+// ScanOffers calls fn with each current offer of a source ("": of every
+// source), ordered by source and key, in one read transaction. The offer
+// and everything it points at (its strings, GPU counts and reliability)
+// are valid only during the call: fn copies what it keeps.
+func (s *Store) ScanOffers(source string, fn func(o *pricewatch.Offer) error) error {
+	return s.scan(source, true, fn)
+}
+
+func (s *Store) scan(source string, alias bool, fn func(o *pricewatch.Offer) error) error {
+	var prefix []byte
+	if source != "" {
+		prefix = append([]byte(source), 0)
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		seen := map[string]time.Time{}
+		if err := bucket(tx, bSeen).ForEach(func(k, v []byte) error {
+			if len(v) == 8 {
+				seen[string(k)] = keyTime(v)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		var (
+			o       pricewatch.Offer
+			buf     offerBuf
+			lastSrc []byte
+			src     string
+		)
 		c := bucket(tx, bOffers).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var o pricewatch.Offer
-			if err := json.Unmarshal(v, &o); err != nil {
+			i := bytes.IndexByte(k, 0)
+			if i < 0 {
+				return fmt.Errorf("offer record %q: no source", k)
+			}
+			if !bytes.Equal(k[:i], lastSrc) {
+				lastSrc, src = k[:i], string(k[:i])
+			}
+			if alias {
+				o.Key = unsafe.String(&k[i+1], len(k)-i-1)
+			} else {
+				o.Key = string(k[i+1:])
+			}
+			o.Source = src
+			var b *offerBuf
+			if alias {
+				b = &buf
+			}
+			if err := decodeOffer(v, &o, seen[src], b, alias); err != nil {
 				return fmt.Errorf("decode offer %q: %w", k, err)
 			}
-			out = append(out, o)
+			if err := fn(&o); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return out, err
-}
-
-// History returns an offer's history rows, oldest first.
-func (s *Store) History(offerKey string) ([]HistoryRow, error) {
-	var out []HistoryRow
-	prefix := append([]byte(offerKey), 0)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := bucket(tx, bHistory).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) != len(prefix)+8 {
-				continue // a longer key that shares the prefix
-			}
-			var r HistoryRow
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("decode history %q: %w", k, err)
-			}
-			out = append(out, r)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// HistoryCount counts all history rows (a size check for tests and metrics).
-func (s *Store) HistoryCount() (int, error) {
-	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
-		n = bucket(tx, bHistory).Stats().KeyN
-		return nil
-	})
-	return n, err
 }
 
 // Health returns every source's health, keyed by source.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,8 +58,7 @@ func readOrAsk(cfg *config.Config, addr string, stderr io.Writer, local func(*pi
 }
 
 func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("digest", stdout, stderr)
 	var c common
 	c.register(fs, false)
 	send := fs.Bool("send", false, "queue the digest for Slack and deliver it now")
@@ -96,11 +94,28 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	})
 	if errors.Is(err, store.ErrLocked) {
-		if !*send {
-			return fmt.Errorf("%w (stop the daemon, or use --send to have it send the digest)", err)
-		}
 		if *addr == "" {
 			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		if !*send {
+			// GET /v1/digest: the preview, with Block Kit messages as JSON.
+			var p struct {
+				Text     string            `json:"text"`
+				Messages []json.RawMessage `json:"messages"`
+			}
+			if err := daemonJSON(ctx, http.MethodGet, *addr, "/v1/digest", "", nil, &p); err != nil {
+				return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+			}
+			if *asJSON {
+				b, err := json.MarshalIndent(p.Messages, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, string(b))
+				return nil
+			}
+			fmt.Fprintln(stdout, stripPart(p.Text))
+			return nil
 		}
 		var out struct{ Queued int }
 		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/digest", cfg.Server.APIToken, nil, &out); err != nil {
@@ -173,12 +188,15 @@ func daemonJSON(ctx context.Context, method, addr, path, token string, body, out
 }
 
 func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && wantsHelp(args[:1]) {
+		groupHelp(stdout, "silence", "add", "list", "remove")
+		return nil
+	}
 	if len(args) == 0 || (args[0] != "add" && args[0] != "list" && args[0] != "remove") {
 		return usageError{"usage: pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID"}
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("silence "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("silence "+sub, stdout, stderr)
 	var c common
 	c.register(fs, false)
 	watch := fs.String("watch", "", "watch name, or * for every watch (add)")

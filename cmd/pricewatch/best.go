@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,8 +18,7 @@ import (
 )
 
 func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("best", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("best", stdout, stderr)
 	var c common
 	c.register(fs, false)
 	workload := fs.String("workload", "", "workload: lora-7b, qlora-7b, full-ft-7b, serve-7b (required)")
@@ -56,7 +54,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		if len(snap.Offers) == 0 {
+		if snap.OfferCount() == 0 {
 			fmt.Fprintf(stderr, "pricewatch: %s holds no offers yet; run `pricewatch scrape` (or serve) first\n", cfg.DB)
 		}
 		resp, err = httpapi.Best(snap, bq)

@@ -7,8 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -32,12 +35,40 @@ func (c *common) register(fs *flag.FlagSet, withFixtures bool) {
 	fs.StringVar(&c.config, "config", "", "YAML config file (default: built-in defaults)")
 	fs.StringVar(&c.db, "db", "", "bbolt database file (default: config db, pricewatch.db)")
 	if withFixtures {
-		fs.BoolVar(&c.demo, "demo", false, "point every source at the embedded fixtures on a loopback server (offline)")
+		fs.BoolVar(&c.demo, "demo", false, "point every source at the embedded fixtures on a loopback server (offline); the database lives in the user's state or cache directory unless --db says otherwise")
 		fs.StringVar(&c.fixtures, "fixtures", "", "like --demo, serving fixtures from this folder (same layout as fixtures/)")
+	} else {
+		fs.BoolVar(&c.demo, "demo", false, "read the demo database (the one serve --demo and scrape --demo keep in the user's state or cache directory)")
 	}
 }
 
+// demoDB is where --demo (and --fixtures) keep their database and the
+// daemon's .addr file: $XDG_STATE_HOME/pricewatch, else the user's cache
+// directory, else a folder under the temp directory; never the checkout.
+func demoDB(name string) (string, error) {
+	var dirs []string
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "pricewatch"))
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, "pricewatch"))
+	}
+	dirs = append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("pricewatch-%d", os.Getuid())))
+	var last error
+	for _, d := range dirs {
+		if last = os.MkdirAll(d, 0o700); last == nil {
+			return filepath.Join(d, name), nil
+		}
+	}
+	return "", fmt.Errorf("no directory for the demo database: %w", last)
+}
+
 func parse(fs *flag.FlagSet, args []string) error {
+	if wantsHelp(args) {
+		if w, ok := helpOut.Load(fs); ok {
+			fs.SetOutput(w.(io.Writer))
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -55,8 +86,17 @@ func (c *common) load() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.db != "" {
+	switch {
+	case c.db != "":
 		cfg.DB = c.db
+	case (c.demo || c.fixtures != "") && cfg.DB == config.Default().DB:
+		name := "demo.db"
+		if c.fixtures != "" {
+			name = "fixtures.db"
+		}
+		if cfg.DB, err = demoDB(name); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, nil
 }
@@ -104,12 +144,35 @@ func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.
 	return srv, nil
 }
 
+// openStore opens the database, or returns store.ErrLocked at once when
+// the daemon that recorded its address beside it answers there: the CLI
+// then asks that daemon instead of waiting out the file lock.
 func openStore(path string, readOnly bool) (*store.Store, error) {
+	if addr, ok := liveDaemon(path); ok {
+		return nil, fmt.Errorf("%w: %s is held by the daemon at %s", store.ErrLocked, path, addr)
+	}
 	st, err := store.Open(path, store.Options{ReadOnly: readOnly})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s is in use by a running pricewatch (serve); stop it, or query it over HTTP (GET /v1/best)", err, path)
 	}
 	return st, err
+}
+
+// liveDaemon reports the address a daemon recorded beside db (db.addr)
+// when it answers /healthz there within a second.
+func liveDaemon(db string) (string, bool) {
+	b, err := os.ReadFile(db + ".addr")
+	addr := strings.TrimSpace(string(b))
+	if err != nil || addr == "" {
+		return "", false
+	}
+	c := http.Client{Timeout: time.Second}
+	res, err := c.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return "", false
+	}
+	res.Body.Close()
+	return addr, res.StatusCode == http.StatusOK
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

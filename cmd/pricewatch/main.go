@@ -9,11 +9,14 @@
 //	pricewatch digest [--config FILE] [--db FILE] [--send] [--json]
 //	pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
+//	pricewatch export [--format csv|json] [--provider P] [--out DIR]
+//	pricewatch version | --version
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +40,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "pricewatch: second signal, exiting now")
 		os.Exit(2)
 	}()
-	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintln(os.Stderr, "pricewatch:", err)
@@ -65,11 +68,24 @@ Commands:
   profile set or list throughput profiles (set: your measured tokens/s)
   digest  print today's digest (--send: queue it for Slack and deliver it)
   silence add, list or remove silences of watches
+  compact roll history older than the raw window into daily rows and shrink
+          the database file (the daemon does the first part daily)
+  export  export the current offers in gpuhunt's catalog layout (CSV or JSON)
+  version print the module version, commit and build date
 
-Run "pricewatch <command> -h" for a command's flags.`
+Run "pricewatch <command> -h" for a command's flags and an example.`
 
-// Run executes one command line (main's testable body).
+// Run executes one command line (main's testable body). A -h or --help
+// prints the command's help to stdout and returns nil.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := run(ctx, args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return usageError{"no command given"}
@@ -91,6 +107,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDigest(ctx, args[1:], stdout, stderr)
 	case "silence":
 		return runSilence(ctx, args[1:], stdout, stderr)
+	case "compact":
+		return runCompact(ctx, args[1:], stdout, stderr)
+	case "export":
+		return runExport(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -25,8 +25,7 @@ import (
 )
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("plan", stdout, stderr)
 	var c common
 	c.register(fs, false)
 	specFile := fs.String("spec", "", "job spec file (YAML or JSON, the body of POST /v1/plan); flags override it")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,12 +19,15 @@ import (
 )
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && wantsHelp(args[:1]) {
+		groupHelp(stdout, "profile", "set", "list")
+		return nil
+	}
 	if len(args) == 0 || (args[0] != "set" && args[0] != "list") {
 		return usageError{"usage: pricewatch profile set --card C --workload W --tps N [--note TEXT] | pricewatch profile list [--card C] [--workload W] [--json]"}
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("profile "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("profile "+sub, stdout, stderr)
 	var c common
 	c.register(fs, false)
 	card := fs.String("card", "", "canonical card id, e.g. A100-80GB-SXM")

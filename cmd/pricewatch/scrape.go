@@ -2,23 +2,28 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/store"
 )
 
 func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("scrape", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("scrape", stdout, stderr)
 	var c common
 	c.register(fs, true)
 	verbose := fs.Bool("v", false, "log each run and alert decision (level of the config's log_level)")
+	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address to run the sources")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -38,6 +43,14 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	prog := newProgress(stderr)
 	sess, err := c.open(cfg, newLogger(stderr, level), prometheus.NewRegistry(), prog.update)
+	if errors.Is(err, store.ErrLocked) {
+		// A daemon holds the database: it runs the sources (its own
+		// fixtures or endpoints, not this command's flags).
+		if *addr == "" {
+			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		}
+		return scrapeViaDaemon(ctx, cfg.DB, *addr, cfg.Server.APIToken, names, stdout, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,4 +118,65 @@ func summaryLine(s pipeline.Summary) string {
 		line += " (" + strings.Join(names, ", ") + ")"
 	}
 	return line
+}
+
+// scrapeViaDaemon asks the daemon holding db to run the sources (default:
+// every one it does not list as disabled) with POST /v1/scrape/{source},
+// and prints a line per source. A run the daemon did not finish within its
+// wait goes on there ("running").
+func scrapeViaDaemon(ctx context.Context, db, addr, token string, names []string, stdout, stderr io.Writer) error {
+	if len(names) == 0 {
+		var out struct{ Sources []httpapi.SourceStatus }
+		if err := daemonJSON(ctx, http.MethodGet, addr, "/v1/sources", "", nil, &out); err != nil {
+			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", db, addr, err)
+		}
+		for _, s := range out.Sources {
+			if s.Status != httpapi.StatusDisabled {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "pricewatch: %s is held by the daemon at %s; it runs the sources\n", db, addr)
+	results := make([]httpapi.ScrapeResult, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = daemonJSON(ctx, http.MethodPost, addr, "/v1/scrape/"+n, token, nil, &results[i])
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for i, n := range names {
+		r := results[i]
+		switch {
+		case errs[i] != nil:
+			failed++
+			fmt.Fprintf(stdout, "%-10s FAILED    the daemon refused: %v\n", n, errs[i])
+		case r.Status == "running":
+			fmt.Fprintf(stdout, "%-10s running   in the daemon (see pricewatch sources)\n", n)
+		default:
+			sum := pipeline.Summary{Source: n, Offers: r.Offers, Changes: r.Changes, Unknown: r.UnknownGPUs,
+				Duration: time.Duration(r.DurationSeconds * float64(time.Second)), Reason: r.Reason}
+			switch r.Status {
+			case "failed":
+				failed++
+				sum.Err = errors.New(r.Error)
+			case "disabled":
+				sum.Disabled = r.Reason
+			case "held":
+				sum.Held = "held"
+			}
+			fmt.Fprintln(stdout, summaryLine(sum))
+		}
+	}
+	if len(names) > 0 && failed == len(names) {
+		return fmt.Errorf("every source failed (%d)", failed)
+	}
+	return nil
 }

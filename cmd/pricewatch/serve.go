@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,8 +19,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("serve", stdout, stderr)
 	var c common
 	c.register(fs, true)
 	addr := fs.String("addr", "", "HTTP listen address (default: config server.addr, 127.0.0.1:8080)")
@@ -48,7 +46,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The database closes last, after cron and the HTTP server stopped.
 	defer sess.Close()
 	p := sess.pipe
-	api, err := httpapi.New(p, reg, reg, log.With("component", "http"))
+	backend := newDaemonBackend(ctx, p)
+	api, err := httpapi.New(backend, reg, reg, log.With("component", "http"))
 	if err != nil {
 		return err
 	}
@@ -77,8 +76,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for name, reason := range p.Disabled() {
 		log.Warn("source disabled", "source", name, "reason", reason)
 	}
-	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/metrics\n",
-		base, base, base, base, base, base)
+	fmt.Fprintf(stdout, "pricewatch is serving on %s\n  %s/ — the dashboard\n  %s/v1/best?workload=lora-7b\n  %s/v1/best?workload=serve-7b&currency=CNY\n  %s/v1/history?card=RTX-4090&workload=lora-7b\n  %s/v1/offers?card=H100-80GB-SXM&limit=5\n  %s/v1/sources\n  %s/openapi.yaml\n  %s/metrics\n  database %s\n",
+		base, base, base, base, base, base, base, base, base, cfg.DB)
 
 	// The outbox sender delivers Slack messages in order, with retries.
 	senderDone := make(chan struct{})
@@ -91,10 +90,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	firstDone := make(chan struct{})
 	go func() {
 		defer close(firstDone)
+		defer backend.firstRoundDone()
 		p.RunAll(ctx, nil)
 		if err := p.Refresh(ctx); err != nil {
 			log.Error("refresh failed", "err", err)
 		}
+		backend.firstRoundDone()
 		if ctx.Err() == nil {
 			if err := p.Start(ctx); err != nil {
 				log.Error("scheduling failed", "err", err)
@@ -112,6 +113,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// (deferred) the database.
 	<-firstDone
 	p.Stop(30 * time.Second)
+	backend.Wait()
 	<-senderDone
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,8 +21,7 @@ import (
 )
 
 func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sources", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("sources", stdout, stderr)
 	var c common
 	c.register(fs, false)
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/sources endpoint answers")

@@ -5,9 +5,12 @@
 package vast
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -77,13 +80,45 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		return scrapers.Result{}, err
 	}
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr})
+	// A large answer is decoded as it arrives, one offer at a time: a
+	// search of 50k offers answers over 100 MB, which is never held whole.
+	// A small one is read first and decoded after the request, as before.
+	var (
+		obs   []pricewatch.Observation
+		small []byte
+	)
+	err = env.Stream(ctx, c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr},
+		func(r io.Reader) error {
+			obs, small = obs[:0], nil
+			head, err := io.ReadAll(io.LimitReader(r, holdBelow+1))
+			if err != nil {
+				return err
+			}
+			if len(head) <= holdBelow {
+				small = head
+				return nil
+			}
+			return ParseReader(io.MultiReader(bytes.NewReader(head), r), env.URL(), func(o pricewatch.Observation) {
+				obs = append(obs, o)
+				if o.Mode == pricewatch.ModeOnDemand {
+					env.AddOffers(1)
+				}
+			})
+		})
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	obs, err := Parse(resp.Body, env.URL())
-	return scrapers.Result{Observations: obs}, err
+	if small != nil {
+		if obs, err = Parse(small, env.URL()); err != nil {
+			return scrapers.Result{}, err
+		}
+	}
+	return scrapers.Result{Observations: obs}, nil
 }
+
+// holdBelow is the size up to which an answer is read whole before it is
+// decoded; a larger one is decoded as a stream.
+const holdBelow = 8 << 20
 
 type offer struct {
 	ID          int64    `json:"id"`
@@ -103,62 +138,150 @@ type offer struct {
 	Rentable *bool `json:"rentable"`
 }
 
-type response struct {
-	Offers *[]offer `json:"offers"`
-	// Error envelope: {"success": false, "error": "...", "msg": "..."}.
-	Success *bool  `json:"success"`
-	Error   string `json:"error"`
-	Msg     string `json:"msg"`
-}
-
 // Parse turns an offer search answer into observations.
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
-	var r response
-	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
-		return nil, err
-	}
-	if r.Success != nil && !*r.Success || r.Offers == nil && (r.Error != "" || r.Msg != "") {
-		return nil, fmt.Errorf("vast error: %s: %s", r.Error, r.Msg)
-	}
-	if r.Offers == nil {
-		return nil, fmt.Errorf("%w: no offers list", scrapers.ErrNothingParsed)
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] == '<' {
+		// The shared decoder says what an empty or markup body is.
+		return nil, scrapers.UnmarshalJSON(b, "", new(any))
 	}
 	var out []pricewatch.Observation
-	for _, o := range *r.Offers {
-		// An offer without GPUs, identity or a positive on-demand price is
-		// not an offer; its min_bid would be meaningless too.
-		if o.ID == 0 || o.NumGPUs <= 0 || o.GPUName == "" || !(o.DPHTotal > 0) {
-			continue
-		}
-		var avail pricewatch.Availability
-		if o.Rentable != nil {
-			avail = pricewatch.AvailableNo
-			if *o.Rentable {
-				avail = pricewatch.AvailableYes
-			}
-		}
-		add := func(mode pricewatch.Mode, price float64) {
-			if !(price > 0) {
-				return
-			}
-			out = append(out, pricewatch.Observation{
-				Source: "vast", OfferID: strconv.FormatInt(o.ID, 10), Region: o.Geolocation,
-				GPUName: MemoryVariant(GPUName(o.GPUName, o.NumGPUs, o.TotalFLOPS, o.BWNVLink, o.MaxPowerW), o.GPUMemBW), GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
-				Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: false,
-				Mode: mode, Reliability: o.Reliability, URL: url,
-				// An offer is rented whole: all num_gpus GPUs (gpu_frac is
-				// the offer's share of the host, not a fraction of a GPU).
-				RentUnit: pricewatch.RentFixed, Available: avail,
-			})
-		}
-		add(pricewatch.ModeOnDemand, o.DPHTotal)
-		// min_bid is the interruptible floor, for the whole offer like dph_total.
-		add(pricewatch.ModeSpot, o.MinBid)
-	}
-	if len(out) == 0 {
-		return nil, scrapers.ErrNothingParsed
+	err := ParseReader(bytes.NewReader(b), url, func(o pricewatch.Observation) { out = append(out, o) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// ParseReader decodes an offer search answer as a stream, one offer of the
+// "offers" array at a time, and hands each observation to emit. The
+// answer's other keys are skipped, except the error envelope
+// ({"success": false, "error": …, "msg": …}), which is an error.
+func ParseReader(r io.Reader, url string, emit func(pricewatch.Observation)) error {
+	dec := json.NewDecoder(r)
+	bad := func(err error) error { return fmt.Errorf("decode JSON: %w", err) }
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return scrapers.ErrEmptyBody
+	}
+	if err != nil {
+		return bad(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return bad(fmt.Errorf("the answer is not an object (starts with %v)", tok))
+	}
+	var (
+		success    *bool
+		eText, msg string
+		sawOffers  bool
+		n          int
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "offers":
+			tok, err := dec.Token()
+			if err != nil {
+				return bad(err)
+			}
+			if tok == nil {
+				continue // "offers": null
+			}
+			if d, ok := tok.(json.Delim); !ok || d != '[' {
+				return bad(fmt.Errorf("offers is not a list (%v)", tok))
+			}
+			sawOffers = true
+			for dec.More() {
+				var o offer
+				if err := dec.Decode(&o); err != nil {
+					return bad(err)
+				}
+				n += observe(o, url, emit)
+			}
+			if _, err := dec.Token(); err != nil {
+				return bad(err)
+			}
+		case "success":
+			if err := dec.Decode(&success); err != nil {
+				return bad(err)
+			}
+		case "error", "msg":
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return bad(err)
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				v = string(raw)
+			}
+			if key == "error" {
+				eText = v
+			} else {
+				msg = v
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return bad(err)
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return bad(err)
+	}
+	if success != nil && !*success || !sawOffers && (eText != "" || msg != "") {
+		return fmt.Errorf("vast error: %s: %s", eText, msg)
+	}
+	if !sawOffers {
+		return fmt.Errorf("%w: no offers list", scrapers.ErrNothingParsed)
+	}
+	if n == 0 {
+		return scrapers.ErrNothingParsed
+	}
+	return nil
+}
+
+// observe emits an offer's observations (on-demand, and spot where it
+// takes bids) and returns how many.
+func observe(o offer, url string, emit func(pricewatch.Observation)) int {
+	// An offer without GPUs, identity or a positive on-demand price is
+	// not an offer; its min_bid would be meaningless too.
+	if o.ID == 0 || o.NumGPUs <= 0 || o.GPUName == "" || !(o.DPHTotal > 0) {
+		return 0
+	}
+	var avail pricewatch.Availability
+	if o.Rentable != nil {
+		avail = pricewatch.AvailableNo
+		if *o.Rentable {
+			avail = pricewatch.AvailableYes
+		}
+	}
+	n := 0
+	name := MemoryVariant(GPUName(o.GPUName, o.NumGPUs, o.TotalFLOPS, o.BWNVLink, o.MaxPowerW), o.GPUMemBW)
+	id := strconv.FormatInt(o.ID, 10)
+	add := func(mode pricewatch.Mode, price float64) {
+		if !(price > 0) {
+			return
+		}
+		n++
+		emit(pricewatch.Observation{
+			Source: "vast", OfferID: id, Region: o.Geolocation,
+			GPUName: name, GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
+			Price: price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: false,
+			Mode: mode, Reliability: o.Reliability, URL: url,
+			// An offer is rented whole: all num_gpus GPUs (gpu_frac is
+			// the offer's share of the host, not a fraction of a GPU).
+			RentUnit: pricewatch.RentFixed, Available: avail,
+		})
+	}
+	add(pricewatch.ModeOnDemand, o.DPHTotal)
+	// min_bid is the interruptible floor, for the whole offer like dph_total.
+	add(pricewatch.ModeSpot, o.MinBid)
+	return n
 }
 
 // clockForms are the Vast gpu_names that leave the form factor unsaid, with

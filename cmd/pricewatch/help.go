@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// helpText is each command's synopsis, what it does and one example,
+// printed with its flags by -h or --help (exit status 0).
+var helpText = map[string][3]string{
+	"serve": {"serve [--config FILE] [--db FILE] [--addr HOST:PORT] [--demo | --fixtures DIR]",
+		"Run the daemon: scrape every enabled source at once and then on its schedule, serve the HTTP API and the dashboard, alert Slack.",
+		"pricewatch serve --demo   # then open http://127.0.0.1:8080/"},
+	"scrape": {"scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]",
+		"Scrape the named sources (default: every enabled one) once and print a line per source. While a daemon holds the database, it asks the daemon to run them (POST /v1/scrape/{source}, needs PRICEWATCH_API_TOKEN).",
+		"pricewatch scrape --demo runpod vast"},
+	"best": {"best --workload W [--card C] [--mode M] [--currency CUR] [--max-gpus N] [--utilization U] [--json] [--db FILE | --demo] [--addr HOST:PORT]",
+		"Print the best offer per card for a workload, priced at its rentable unit, from the database or the running daemon.",
+		"pricewatch best --demo --workload lora-7b --currency CNY"},
+	"sources": {"sources [--json] [--check [--fixtures DIR]] [--db FILE | --demo] [--addr HOST:PORT]",
+		"Print every source's health, or with --check run every scraper over the fixtures into a scratch database.",
+		"pricewatch sources --demo"},
+	"plan": {"plan [--spec FILE] [--workload W] [job flags…] [--json] [--db FILE | --demo] [--addr HOST:PORT]",
+		"Price a job on every eligible offer: memory, GPUs, hours, compute and hidden costs, total and pessimistic cost.",
+		"pricewatch plan --demo --workload lora-7b --tokens 15e6 --modes ondemand --limit 5"},
+	"profile set": {"profile set --card C --workload W --tps N [--note TEXT]",
+		"Store your measured tokens/s per GPU for a card and workload (through the daemon when it runs; needs PRICEWATCH_API_TOKEN there).",
+		"pricewatch profile set --card A100-80GB-SXM --workload lora-7b --tps 2750 --note \"1h, packed\""},
+	"profile list": {"profile list [--card C] [--workload W] [--json]",
+		"List the stored throughput profiles with their origin.",
+		"pricewatch profile list --card RTX-4090"},
+	"digest": {"digest [--send] [--json] [--db FILE | --demo] [--addr HOST:PORT]",
+		"Print today's digest (from the running daemon's GET /v1/digest while it runs); --send queues it for Slack.",
+		"pricewatch digest --demo"},
+	"silence add": {"silence add --watch W --for 6h --reason TEXT",
+		"Silence a watch (or * for all) for a while; its state still advances.",
+		"pricewatch silence add --watch lora-ondemand --for 6h --reason \"maintenance\""},
+	"silence list":   {"silence list", "List the silences.", "pricewatch silence list"},
+	"silence remove": {"silence remove ID", "Remove a silence.", "pricewatch silence remove 3"},
+	"export": {"export [--format csv|json] [--provider P] [--out DIR] [--db FILE | --demo] [--addr HOST:PORT]",
+		"Export the current rentable on-demand and spot offers in gpuhunt's v2 catalog layout (price in USD per instance-hour of the rentable unit; pricewatch's fields in provider_data). --out DIR writes one file per provider, as gpuhunt's catalog loader wants.",
+		"pricewatch export --demo --out /tmp/catalog && ls /tmp/catalog"},
+	"version": {"version", "Print the module version, commit and build date.", "pricewatch version"},
+}
+
+// helpOut holds the standard output of each flag set, where -h prints.
+var helpOut sync.Map // *flag.FlagSet → io.Writer
+
+// newFlags is a command's flag set: parse errors and usage go to stderr,
+// but -h and --help print the command's help to stdout.
+func newFlags(name string, stdout, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	helpOut.Store(fs, stdout)
+	fs.Usage = func() {
+		w := fs.Output()
+		h, ok := helpText[name]
+		if !ok {
+			h = [3]string{name, "", ""}
+		}
+		fmt.Fprintf(w, "usage: pricewatch %s\n\n%s\n\nFlags:\n", h[0], h[1])
+		fs.PrintDefaults()
+		if h[2] != "" {
+			fmt.Fprintf(w, "\nExample:\n  %s\n", h[2])
+		}
+	}
+	return fs
+}
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
+}
+
+// groupHelp prints a command group's subcommands (profile, silence).
+func groupHelp(w io.Writer, group string, subs ...string) {
+	fmt.Fprintf(w, "usage: pricewatch %s <%s>\n\n", group, joinWords(subs, "|"))
+	for _, s := range subs {
+		h := helpText[group+" "+s]
+		fmt.Fprintf(w, "  pricewatch %s\n      %s\n      e.g. %s\n", h[0], h[1], h[2])
+	}
+	fmt.Fprintf(w, "\nRun \"pricewatch %s <%s> -h\" for its flags.\n", group, subs[0])
+}
+
+func joinWords(s []string, sep string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += sep
+		}
+		out += v
+	}
+	return out
+}

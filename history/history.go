@@ -1,0 +1,374 @@
+// Package history turns the stored price changes into series: the best
+// cost per million tokens and the lowest price per GPU-hour of a card (or
+// of every card) for a workload over time, one point per stored change
+// time, never an invented one.
+//
+// Invariants: a point exists only at a time some offer of the selection
+// appeared, changed or vanished in the store (or, with a step, for a
+// bucket that holds such a time); its values are the best over the
+// offers as they stood right after that time. Costs are computed as the
+// ranking computes them (rank.RentalOn at the offer's rentable unit, the
+// card's throughput profile, rank.CostPerMillionTokens) and converted at
+// the rates given (today's, not the rates of the day). An offer that is no
+// longer current is priced with the terms of a current offer of the same
+// source (its kind, rentable unit, sharing); its GPU count and price come
+// from its own history rows.
+package history
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// Bounds of a history answer.
+const (
+	// MaxRange is the longest span one answer covers; the store's change
+	// log (store.ChangeRetention, 30 days) bounds how far back offers that
+	// vanished are found.
+	MaxRange = 31 * 24 * time.Hour
+	// MaxPoints is the most points one answer holds; more need a step.
+	MaxPoints = 2000
+)
+
+// Point is the best of a selection right after one stored change time (or
+// the lowest within one step bucket).
+type Point struct {
+	At time.Time `json:"at"`
+	// CostPerMillionTokens is the lowest cost per million tokens among the
+	// offers that can run the workload (nil when none can); Key, Card and
+	// GPUs name that offer and the GPUs it rents.
+	CostPerMillionTokens *float64 `json:"cost_per_million_tokens"`
+	Key                  string   `json:"key,omitempty"`
+	Card                 string   `json:"card,omitempty"`
+	GPUs                 int      `json:"gpus,omitempty"`
+	// UnitPricePerHour is what the GPUs rented by the best-cost offer cost
+	// per hour.
+	UnitPricePerHour float64 `json:"unit_price_per_hour,omitempty"`
+	// PricePerGPUHour is the lowest price per GPU-hour among the offers of
+	// the selection (whether or not they can run the workload), PriceKey
+	// that offer.
+	PricePerGPUHour *float64 `json:"price_per_gpu_hour"`
+	PriceKey        string   `json:"price_key,omitempty"`
+	// Offers counts the offers of the selection current at that time.
+	Offers int `json:"offers"`
+}
+
+// Filter selects the offers of a series.
+type Filter struct {
+	// Card keeps one card ("" for every card).
+	Card string
+	// Modes are the billing modes kept (pricewatch.DefaultModes when empty).
+	Modes []pricewatch.Mode
+	// Source keeps one source ("" for all).
+	Source string
+	// MaxGPUs keeps rentals of at most this many GPUs (0: any).
+	MaxGPUs int
+	// AnyAvailability keeps offers their source said were out of stock.
+	AnyAvailability bool
+}
+
+// Input is what Series computes from.
+type Input struct {
+	Filter
+	// Rows are the history rows of each offer key, oldest first.
+	Rows map[string][]store.HistoryRow
+	// Terms are each key's terms (current offers; see TermsFor).
+	Terms map[string]pricewatch.Offer
+	// Workload is the job costed; nil gives prices only.
+	Workload *rank.Workload
+	// TokensPerSecond is the throughput per GPU of a card for the workload.
+	TokensPerSecond func(card string) (float64, bool)
+	// Convert converts an amount of a currency into the answer's currency.
+	Convert func(amount float64, currency string) (float64, bool)
+	Catalog *normalize.Catalog
+	// Since and Until bound the points (inclusive); Step buckets them
+	// (0: one point per change time).
+	Since, Until time.Time
+	Step         time.Duration
+	// Before adds the state right before Since as a first point, at the
+	// time of the last change before Since (the digest's carried value).
+	Before bool
+}
+
+type event struct {
+	at  time.Time
+	key string
+	row store.HistoryRow
+}
+
+// Series computes the points of the input, oldest first; an input with no
+// change in range gives an empty (non-nil) slice.
+func Series(in Input) []Point {
+	modes := in.Modes
+	if len(modes) == 0 {
+		modes = pricewatch.DefaultModes()
+	}
+	var evs []event
+	for key, rows := range in.Rows {
+		t, ok := in.Terms[key]
+		if !ok || (in.Source != "" && t.Source != in.Source) || !slices.Contains(modes, modeOf(key, t)) {
+			continue
+		}
+		for _, r := range rows {
+			if in.Card != "" && r.Card != in.Card {
+				// A row of another card (the alias table changed) is the
+				// offer leaving this card's series.
+				r = store.HistoryRow{At: r.At, Event: store.Vanished}
+			}
+			evs = append(evs, event{at: r.At, key: key, row: r})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	state := map[string]store.HistoryRow{}
+	out := []Point{}
+	var prior *Point
+	for i := 0; i < len(evs); {
+		at := evs[i].at
+		for ; i < len(evs) && evs[i].at.Equal(at); i++ {
+			state[evs[i].key] = evs[i].row
+		}
+		switch {
+		case at.Before(in.Since):
+			if in.Before && (i == len(evs) || !evs[i].at.Before(in.Since)) {
+				p := best(in, state, at)
+				prior = &p
+			}
+		case !at.After(in.Until):
+			out = append(out, best(in, state, at))
+		}
+	}
+	if in.Step > 0 {
+		out = bucket(out, in.Step)
+	}
+	if prior != nil {
+		out = append([]Point{*prior}, out...)
+	}
+	return out
+}
+
+// modeOf is an offer's billing mode: its terms', else the last part of
+// its key (source/offer-id/region/mode).
+func modeOf(key string, t pricewatch.Offer) pricewatch.Mode {
+	if t.Mode != "" {
+		return t.Mode
+	}
+	return pricewatch.Mode(key[strings.LastIndexByte(key, '/')+1:])
+}
+
+// best is the point of the state at a time.
+func best(in Input, state map[string]store.HistoryRow, at time.Time) Point {
+	p := Point{At: at}
+	keys := make([]string, 0, len(state))
+	for k := range state {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // ties go to the first key, as in rankings
+	for _, k := range keys {
+		r := state[k]
+		t := in.Terms[k]
+		if r.Event == store.Vanished || r.Card == "" || t.Reference() || t.Shared ||
+			(!in.AnyAvailability && r.Available == pricewatch.AvailableNo) {
+			continue
+		}
+		price, ok := in.Convert(r.PricePerGPUHour, r.Currency)
+		if !ok {
+			continue
+		}
+		p.Offers++
+		if p.PricePerGPUHour == nil || price < *p.PricePerGPUHour {
+			p.PricePerGPUHour, p.PriceKey = &price, k
+		}
+		if in.Workload == nil {
+			continue
+		}
+		cost, gpus, ok := costOf(in, t, r, price)
+		if ok && (p.CostPerMillionTokens == nil || cost < *p.CostPerMillionTokens) {
+			p.CostPerMillionTokens, p.Key, p.Card, p.GPUs, p.UnitPricePerHour = &cost, k, r.Card, gpus, price*float64(gpus)
+		}
+	}
+	return p
+}
+
+// costOf is the cost per million tokens of an offer as one history row
+// states it, at its rentable unit; ok is false when it cannot run the
+// workload.
+func costOf(in Input, t pricewatch.Offer, r store.HistoryRow, price float64) (float64, int, bool) {
+	card, ok := in.Catalog.Card(r.Card)
+	if !ok {
+		return 0, 0, false
+	}
+	if _, ok := rank.PrecisionOn(*in.Workload, card); !ok {
+		return 0, 0, false
+	}
+	tps, ok := in.TokensPerSecond(r.Card)
+	if !ok || tps <= 0 {
+		return 0, 0, false
+	}
+	o := t
+	o.Card, o.GPUs, o.PricePerGPUHour = r.Card, r.GPUs, r.PricePerGPUHour
+	if t.GPUs != r.GPUs || len(t.GPUCounts) == 0 {
+		o.GPUCounts = countsOf(t.RentUnit, r.GPUs)
+	}
+	limit := in.MaxGPUs
+	if limit <= 0 {
+		limit = rank.MaxMaxGPUs
+	}
+	rent, why := rank.RentalOn(*in.Workload, card, o, limit)
+	if why != "" {
+		return 0, 0, false
+	}
+	return rank.CostPerMillionTokens(price*float64(rent.GPUs), rent.TokensPerSecond(tps)), rent.GPUs, true
+}
+
+func countsOf(u pricewatch.RentUnit, gpus int) []int {
+	switch {
+	case gpus <= 0:
+		return nil
+	case u == pricewatch.RentPerGPU:
+		return pricewatch.CountsUpTo(gpus)
+	case u == pricewatch.RentFixed:
+		return []int{gpus}
+	}
+	return nil
+}
+
+// bucket folds points into one per step (UTC-aligned): the lowest cost
+// and the lowest price seen in the bucket, at the bucket's start.
+func bucket(ps []Point, step time.Duration) []Point {
+	out := []Point{}
+	for _, p := range ps {
+		start := p.At.UTC().Truncate(step)
+		if n := len(out); n > 0 && out[n-1].At.Equal(start) {
+			b := &out[n-1]
+			if p.CostPerMillionTokens != nil && (b.CostPerMillionTokens == nil || *p.CostPerMillionTokens < *b.CostPerMillionTokens) {
+				b.CostPerMillionTokens, b.Key, b.Card, b.GPUs, b.UnitPricePerHour = p.CostPerMillionTokens, p.Key, p.Card, p.GPUs, p.UnitPricePerHour
+			}
+			if p.PricePerGPUHour != nil && (b.PricePerGPUHour == nil || *p.PricePerGPUHour < *b.PricePerGPUHour) {
+				b.PricePerGPUHour, b.PriceKey = p.PricePerGPUHour, p.PriceKey
+			}
+			b.Offers = max(b.Offers, p.Offers)
+			continue
+		}
+		p.At = start
+		out = append(out, p)
+	}
+	return out
+}
+
+// Reader is the part of the store a series is read from.
+type Reader interface {
+	Changes(since time.Time) ([]store.Change, error)
+	History(offerKey string) ([]store.HistoryRow, error)
+}
+
+// Load reads the rows of every offer that can be in the filter's series
+// from since on: the current offers given (of the filter's card and
+// source) and the offers the change log names since then. It returns the
+// rows and the terms of each key (TermsFor).
+func Load(r Reader, current []pricewatch.Offer, f Filter, since time.Time) (map[string][]store.HistoryRow, map[string]pricewatch.Offer, error) {
+	keep := func(card, source string) bool {
+		return (f.Card == "" || card == f.Card) && (f.Source == "" || source == f.Source)
+	}
+	keys := map[string]string{} // key → source
+	for _, o := range current {
+		if keep(o.Card, o.Source) {
+			keys[o.Key] = o.Source
+		}
+	}
+	changes, err := r.Changes(since)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range changes {
+		if keep(c.Card, c.Source) {
+			keys[c.Key] = c.Source
+		}
+	}
+	rows := make(map[string][]store.HistoryRow, len(keys))
+	for k := range keys {
+		rs, err := r.History(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows[k] = rs
+	}
+	return rows, TermsFor(keys, current), nil
+}
+
+// TermsFor gives each key (mapped to its source) its terms: the current
+// offer of that key, else those of a current offer of the same source
+// (of the same mode where there is one), else a fixed unit.
+func TermsFor(keys map[string]string, current []pricewatch.Offer) map[string]pricewatch.Offer {
+	byKey := make(map[string]pricewatch.Offer, len(current))
+	bySource := map[string][]pricewatch.Offer{}
+	for _, o := range current {
+		byKey[o.Key] = o
+		bySource[o.Source] = append(bySource[o.Source], o)
+	}
+	out := make(map[string]pricewatch.Offer, len(keys))
+	for k, src := range keys {
+		if o, ok := byKey[k]; ok {
+			out[k] = o
+			continue
+		}
+		mode := modeOf(k, pricewatch.Offer{})
+		t := pricewatch.Offer{Key: k, Source: src, Provider: src, Kind: pricewatch.KindOffer, RentUnit: pricewatch.RentFixed}
+		siblings := bySource[src]
+		if i := slices.IndexFunc(siblings, func(o pricewatch.Offer) bool { return o.Mode == mode }); i >= 0 {
+			t = siblings[i]
+		} else if len(siblings) > 0 {
+			t = siblings[0]
+		}
+		t.Key, t.Mode, t.GPUCounts = k, mode, nil
+		out[k] = t
+	}
+	return out
+}
+
+// BestProfiles maps each card to the tokens per second per GPU of its
+// preferred profile for the workload: measured, else published, else
+// estimated (the ranking's order).
+func BestProfiles(ps []rank.Profile, workload string) map[string]float64 {
+	rankOf := map[rank.Origin]int{rank.OriginMeasured: 3, rank.OriginPublished: 2, rank.OriginEstimated: 1}
+	type pick struct {
+		tps  float64
+		rank int
+	}
+	best := map[string]pick{}
+	for _, p := range ps {
+		if p.Workload != workload {
+			continue
+		}
+		if b, ok := best[p.Card]; !ok || rankOf[p.Origin] > b.rank {
+			best[p.Card] = pick{p.TokensPerSecond, rankOf[p.Origin]}
+		}
+	}
+	out := make(map[string]float64, len(best))
+	for c, b := range best {
+		out[c] = b.tps
+	}
+	return out
+}
+
+// ToSamples turns points into the store's sample form (cost and best key),
+// leaving out points without a cost (the digest's series).
+func ToSamples(ps []Point) []store.Sample {
+	out := make([]store.Sample, 0, len(ps))
+	for _, p := range ps {
+		if p.CostPerMillionTokens != nil {
+			out = append(out, store.Sample{At: p.At, Cost: *p.CostPerMillionTokens, Key: p.Key})
+		}
+	}
+	return out
+}

@@ -1,0 +1,594 @@
+package httpapi
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"math"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// The dashboard is server-rendered HTML (html/template) from embedded
+// assets: no build step, no CDN, charts drawn as SVG on the server. Every
+// table works without JavaScript; every page's state is its query string,
+// so a link is the view. app.js only submits selectors on change and
+// renders the plan form's answer from POST /v1/plan in place.
+
+//go:embed web
+var webFS embed.FS
+
+var pages = map[string]*template.Template{}
+
+func init() {
+	funcs := template.FuncMap{
+		"money": func(v float64, cur string) string {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return "—"
+			}
+			return alerts.Money(v, cur)
+		},
+		"num":   func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) },
+		"gb":    func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"ago":   ago,
+		"when":  func(t *time.Time) string { return whenText(t) },
+		"unit":  unitText,
+		"lower": strings.ToLower,
+		"pct":   func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
+		"join":  strings.Join,
+		"inc":   func(i int) int { return i + 1 },
+		"hidden": func(m map[string]float64) float64 {
+			t := 0.0
+			for _, v := range m {
+				t += v
+			}
+			return t
+		},
+	}
+	for _, name := range []string{"best", "sources", "plan", "alerts", "error"} {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/"+name+".html"))
+	}
+}
+
+// page is what every page's layout shows.
+type page struct {
+	Title       string
+	Nav         string
+	GeneratedAt time.Time
+	Base        string
+	Error       string
+	// Query is the page's state, the links of the navigation keep it.
+	Query url.Values
+}
+
+func (p page) NavLink(to string) string {
+	q := url.Values{}
+	for _, k := range []string{"workload", "currency", "mode", "max_gpus"} {
+		if v := p.Query.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return to
+	}
+	return to + "?" + q.Encode()
+}
+
+func render(w http.ResponseWriter, name string, code int, data any) error {
+	var b bytes.Buffer
+	if err := pages[name].ExecuteTemplate(&b, "layout.html", data); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(b.Bytes())
+	return nil
+}
+
+// renderError shows a page's error (a bad parameter, no ranking yet) as
+// HTML with the status the API would give.
+func renderError(w http.ResponseWriter, nav string, q url.Values, err error) error {
+	var pe *pricewatch.Error
+	msg := "internal error"
+	if e, ok := err.(*pricewatch.Error); ok {
+		pe = e
+	}
+	if pe != nil {
+		msg = pe.Message
+	}
+	return render(w, "error", statusOf(err), page{Title: "pricewatch", Nav: nav, Error: msg, Query: q})
+}
+
+func (s *Server) dashboardRoutes() {
+	s.handle("/sources", http.MethodGet, s.dashboardSources)
+	s.handle("/plan", http.MethodGet, s.dashboardPlan)
+	s.handle("/alerts", http.MethodGet, s.dashboardAlerts)
+	static, _ := fs.Sub(webFS, "web/static")
+	s.handle("/static/{file}", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		name := path.Base(r.PathValue("file"))
+		b, err := fs.ReadFile(static, name)
+		if err != nil {
+			return pricewatch.Errorf(pricewatch.ENotFound, "no such file %s", name)
+		}
+		switch path.Ext(name) {
+		case ".css":
+			w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		case ".js":
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		}
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Write(b)
+		return nil
+	})
+}
+
+// option is one choice of a selector.
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+func options(cur string, pairs ...string) []option {
+	var out []option
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, option{Value: pairs[i], Label: pairs[i+1], Selected: pairs[i] == cur})
+	}
+	return out
+}
+
+// bestRow is one card in the dashboard's table.
+type bestRow struct {
+	Rank int
+	BestCard
+	ChartLink string
+	Unit      string
+}
+
+// sortColumn is a sortable column header.
+type sortColumn struct {
+	Key, Label, Link, Arrow string
+	Numeric                 bool
+}
+
+// chartView is the history of one card.
+type chartView struct {
+	Card, Range, Note string
+	Points            int
+	Cost, Price       template.HTML
+	Ranges            []option
+	RangeLinks        map[string]string
+}
+
+type bestPage struct {
+	page
+	Workload, Mode, Currency, MaxGPUs, Sort, Order, Range, Card, Available string
+	Workloads, Modes, Currencies, GPUs, Avail                              []option
+	Columns                                                                []sortColumn
+	Rows                                                                   []bestRow
+	Chart                                                                  *chartView
+	Stale                                                                  int
+}
+
+var dashboardParams = []string{"workload", "mode", "currency", "max_gpus", "available", "sort", "order", "card", "range"}
+
+func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	v, err := s.view()
+	if err != nil {
+		return renderError(w, "best", q, err)
+	}
+	snap := v.Snapshot
+	if err := checkParams(q, dashboardParams...); err != nil {
+		return renderError(w, "best", q, err)
+	}
+	st := bestPage{page: page{Title: "Best option per card", Nav: "best", GeneratedAt: snap.GeneratedAt, Base: snap.Base, Query: q},
+		Workload: q.Get("workload"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")), MaxGPUs: q.Get("max_gpus"),
+		Sort: q.Get("sort"), Order: q.Get("order"), Range: q.Get("range"), Card: q.Get("card"), Available: q.Get("available")}
+	if st.Workload == "" {
+		st.Workload = "lora-7b"
+		if _, ok := snap.Workload(st.Workload); !ok && len(snap.WorkloadNames()) > 0 {
+			st.Workload = snap.WorkloadNames()[0]
+		}
+	}
+	if st.Currency == "" {
+		st.Currency = snap.Base
+	}
+	bq := url.Values{"workload": {st.Workload}, "currency": {st.Currency}}
+	for k, val := range map[string]string{"mode": st.Mode, "max_gpus": st.MaxGPUs, "available": st.Available} {
+		if val != "" {
+			bq.Set(k, val)
+		}
+	}
+	query, err := ParseBestQuery(bq, snap, normalize.DefaultCatalog())
+	if err != nil {
+		return renderError(w, "best", q, err)
+	}
+	resp, err := Best(snap, query.canonical())
+	if err != nil {
+		return renderError(w, "best", q, err)
+	}
+	if !slices.Contains([]string{"", "cost", "price", "unit", "tps", "card", "source"}, st.Sort) {
+		return renderError(w, "best", q, pricewatch.Errorf(pricewatch.EInvalid, "sort must be cost, price, unit, tps, card or source, got %q", st.Sort))
+	}
+	if st.Sort == "" {
+		st.Sort = "cost"
+	}
+	if st.Order != "" && st.Order != "asc" && st.Order != "desc" {
+		return renderError(w, "best", q, pricewatch.Errorf(pricewatch.EInvalid, "order must be asc or desc, got %q", st.Order))
+	}
+	if st.Order == "" {
+		st.Order = "asc"
+	}
+	if st.Range == "" {
+		st.Range = "7d"
+	}
+	spans := map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
+	span, ok := spans[st.Range]
+	if !ok {
+		return renderError(w, "best", q, pricewatch.Errorf(pricewatch.EInvalid, "range must be 24h, 7d or 30d, got %q", st.Range))
+	}
+	cards := resp.Cards
+	key := func(c BestCard) (float64, string) {
+		switch st.Sort {
+		case "price":
+			return c.PricePerGPUHour, ""
+		case "unit":
+			return c.UnitPricePerHour, ""
+		case "tps":
+			return c.TokensPerSecond, ""
+		case "card":
+			return 0, c.Card
+		case "source":
+			return 0, c.Source + "\x00" + c.Card
+		}
+		return c.CostPerMillionTokens, ""
+	}
+	slices.SortStableFunc(cards, func(a, b BestCard) int {
+		na, sa := key(a)
+		nb, sb := key(b)
+		c := strings.Compare(sa, sb)
+		if na < nb {
+			c = -1
+		} else if na > nb {
+			c = 1
+		}
+		if st.Order == "desc" {
+			c = -c
+		}
+		return c
+	})
+	link := func(kv ...string) string {
+		l := url.Values{}
+		for k, v := range q {
+			l[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				l.Del(kv[i])
+			} else {
+				l.Set(kv[i], kv[i+1])
+			}
+		}
+		return "/?" + l.Encode()
+	}
+	for i, c := range cards {
+		st.Rows = append(st.Rows, bestRow{Rank: i + 1, BestCard: c, ChartLink: link("card", c.Card) + "#history",
+			Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts)})
+	}
+	for _, col := range []struct {
+		key, label string
+		numeric    bool
+	}{{"card", "Card", false}, {"cost", "Cost / M tokens", true}, {"unit", "Unit price / h", true}, {"price", "Price / GPU-h", true},
+		{"tps", "Tokens/s", true}, {"source", "Source", false}} {
+		order, arrow := "asc", ""
+		if st.Sort == col.key {
+			if st.Order == "asc" {
+				order, arrow = "desc", "▲"
+			} else {
+				arrow = "▼"
+			}
+		}
+		st.Columns = append(st.Columns, sortColumn{Key: col.key, Label: col.label, Link: link("sort", col.key, "order", order), Arrow: arrow, Numeric: col.numeric})
+	}
+	var wl []string
+	wl = append(wl, snap.WorkloadNames()...)
+	for _, n := range wl {
+		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
+	}
+	modePairs := []string{"", "on-demand and spot"}
+	for _, m := range pricewatch.Modes() {
+		modePairs = append(modePairs, string(m), string(m))
+	}
+	st.Modes = options(st.Mode, modePairs...)
+	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
+	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
+	st.Avail = options(st.Available, "", "not out of stock", "any", "any, out of stock included")
+
+	// The history chart of one card (the first row's unless asked).
+	if st.Card == "" && len(st.Rows) > 0 {
+		st.Card = st.Rows[0].Card
+	}
+	if st.Card != "" {
+		st.Chart, err = s.chart(snap, query.canonical(), st.Card, st.Range, span, link)
+		if err != nil {
+			return renderError(w, "best", q, err)
+		}
+	}
+	for _, src := range s.backend.Statuses() {
+		if src.Status == StatusStale {
+			st.Stale++
+		}
+	}
+	return render(w, "best", http.StatusOK, st)
+}
+
+// chart draws a card's best cost per million tokens and lowest price per
+// GPU-hour over the range from the stored changes.
+func (s *Server) chart(snap *rank.Snapshot, bq BestQuery, card, rng string, span time.Duration, link func(...string) string) (*chartView, error) {
+	cv := &chartView{Card: card, Range: rng, RangeLinks: map[string]string{}}
+	for _, r := range []string{"24h", "7d", "30d"} {
+		cv.Ranges = append(cv.Ranges, option{Value: r, Label: r, Selected: r == rng})
+		cv.RangeLinks[r] = link("range", r, "card", card) + "#history"
+	}
+	hb, ok := s.backend.(HistoryBackend)
+	if !ok {
+		cv.Note = "history is not available"
+		return cv, nil
+	}
+	at := now()
+	bq.Card = card
+	hq := HistoryQuery{BestQuery: bq, Since: at.Add(-span), Until: at, Before: true}
+	if span > 24*time.Hour {
+		hq.Step = time.Hour
+	}
+	resp, err := History(snap, hb, hq)
+	if err != nil {
+		return nil, err
+	}
+	var cost, price []chartPoint
+	for _, p := range resp.Points {
+		carried := p.At.Before(hq.Since)
+		if !carried {
+			cv.Points++
+		}
+		if p.CostPerMillionTokens != nil {
+			cost = append(cost, chartPoint{At: p.At, Value: *p.CostPerMillionTokens, Carried: carried,
+				Label: alerts.Money(*p.CostPerMillionTokens, bq.Currency) + " per M tokens (" + p.Key + ")"})
+		}
+		if p.PricePerGPUHour != nil {
+			price = append(price, chartPoint{At: p.At, Value: *p.PricePerGPUHour, Carried: carried,
+				Label: alerts.Money(*p.PricePerGPUHour, bq.Currency) + " per GPU-hour (" + p.PriceKey + ")"})
+		}
+	}
+	cv.Cost = svgStepChart("Best cost per million tokens, "+card+" ("+bq.Workload+")", bq.Currency+"/Mtok", cost, hq.Since, hq.Until)
+	cv.Price = svgStepChart("Lowest price per GPU-hour, "+card, bq.Currency+"/GPU-h", price, hq.Since, hq.Until)
+	if hq.Step > 0 {
+		cv.Note = "one point per hour with a stored change (the lowest in that hour)"
+	} else {
+		cv.Note = "one point per stored change"
+	}
+	return cv, nil
+}
+
+// unitText says how an entry is rented: "fixed 8 GPUs" or "per GPU: 2 of 1–8".
+func unitText(u pricewatch.RentUnit, gpus, used int, counts []int) string {
+	var s string
+	switch u {
+	case pricewatch.RentFixed:
+		s = fmt.Sprintf("fixed unit of %d GPU%s", gpus, plural(gpus))
+	case pricewatch.RentPerGPU:
+		s = fmt.Sprintf("per GPU: %d rented", gpus)
+		if len(counts) > 0 {
+			lo, hi := counts[0], counts[len(counts)-1]
+			if lo == hi {
+				s += fmt.Sprintf(" (%d allowed)", lo)
+			} else {
+				s += fmt.Sprintf(" (%d–%d allowed)", lo, hi)
+			}
+		}
+	default:
+		s = fmt.Sprintf("%d GPU%s", gpus, plural(gpus))
+	}
+	if used > 0 && used < gpus {
+		s += fmt.Sprintf(", %d used", used)
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	d := now().Sub(t)
+	switch {
+	case d < 0:
+		return "in " + (-d).Round(time.Second).String()
+	case d < time.Minute:
+		return fmt.Sprintf("%.0fs ago", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%.0fm ago", d.Minutes())
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1fh ago", d.Hours())
+	}
+	return fmt.Sprintf("%.0fd ago", d.Hours()/24)
+}
+
+func whenText(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "never"
+	}
+	return ago(*t)
+}
+
+type sourcesPage struct {
+	page
+	Sources []pipeline.SourceStatus
+	Stale   int
+	Failing int
+}
+
+func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkParams(q, "workload", "currency", "mode", "max_gpus"); err != nil {
+		return renderError(w, "sources", q, err)
+	}
+	st := sourcesPage{page: page{Title: "Source health", Nav: "sources", Query: q}, Sources: s.backend.Statuses()}
+	if v := s.backend.View(); v != nil && v.Snapshot != nil {
+		st.GeneratedAt = v.Snapshot.GeneratedAt
+	}
+	for _, src := range st.Sources {
+		switch src.Status {
+		case StatusStale:
+			st.Stale++
+		case StatusFailing:
+			st.Failing++
+		}
+	}
+	return render(w, "sources", http.StatusOK, st)
+}
+
+type planPage struct {
+	page
+	Workload, Tokens, Mode, Currency, MaxGPUs, Card, Limit string
+	Workloads, Modes, Currencies, GPUs                     []option
+	Result                                                 *rank.PlanResult
+	Shown                                                  []rank.Option
+}
+
+var planParams = []string{"workload", "tokens", "mode", "currency", "max_gpus", "card", "limit"}
+
+// PlanSpecFromQuery builds a job spec from the dashboard's plan form (a
+// query string, so a plan is a shareable link); the spec then goes
+// through the same checks as POST /v1/plan.
+func PlanSpecFromQuery(q url.Values) (rank.JobSpec, error) {
+	if err := checkParams(q, planParams...); err != nil {
+		return rank.JobSpec{}, err
+	}
+	spec := rank.JobSpec{Workload: q.Get("workload"), Currency: strings.ToUpper(q.Get("currency")), Card: q.Get("card"), Limit: 20}
+	if v := q.Get("tokens"); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "tokens: a number such as 15000000 or 1.5e7, got %q", v)
+		}
+		spec.Tokens = t
+	}
+	if v := q.Get("mode"); v != "" {
+		spec.Modes = strings.Split(v, ",")
+	}
+	if v := q.Get("max_gpus"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "max_gpus: an integer, got %q", v)
+		}
+		spec.MaxGPUs = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 200 {
+			return spec, pricewatch.Errorf(pricewatch.EInvalid, "limit: an integer within 1..200, got %q", v)
+		}
+		spec.Limit = n
+	}
+	return spec, nil
+}
+
+func (s *Server) dashboardPlan(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	v, err := s.view()
+	if err != nil {
+		return renderError(w, "plan", q, err)
+	}
+	snap := v.Snapshot
+	if err := checkParams(q, planParams...); err != nil {
+		return renderError(w, "plan", q, err)
+	}
+	st := planPage{page: page{Title: "Price a job", Nav: "plan", GeneratedAt: snap.GeneratedAt, Query: q},
+		Workload: q.Get("workload"), Tokens: q.Get("tokens"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")),
+		MaxGPUs: q.Get("max_gpus"), Card: q.Get("card"), Limit: q.Get("limit")}
+	submitted := st.Workload != ""
+	if !submitted {
+		st.Workload, st.Tokens = "lora-7b", "15000000"
+	}
+	if st.Currency == "" {
+		st.Currency = snap.Base
+	}
+	for _, n := range snap.WorkloadNames() {
+		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
+	}
+	st.Modes = options(st.Mode, "", "on-demand and spot", "ondemand", "ondemand", "spot", "spot", "ondemand,spot,monthly", "on-demand, spot, monthly")
+	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
+	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
+	if submitted {
+		spec, err := PlanSpecFromQuery(q)
+		if err == nil {
+			st.Result, err = Plan(snap, spec, s.backend.Config().Owned)
+		}
+		if err != nil {
+			var pe *pricewatch.Error
+			if e, ok := err.(*pricewatch.Error); ok {
+				pe = e
+			}
+			if pe == nil {
+				return err
+			}
+			st.Error = pe.Message
+			return render(w, "plan", statusOf(err), st)
+		}
+		st.Shown = st.Result.Options
+	}
+	return render(w, "plan", http.StatusOK, st)
+}
+
+type alertsPage struct {
+	page
+	Outbox      store.OutboxPage
+	Silences    []store.Silence
+	HasSilences bool
+	WritesOn    bool
+}
+
+func (s *Server) dashboardAlerts(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkParams(q, "workload", "currency", "mode", "max_gpus"); err != nil {
+		return renderError(w, "alerts", q, err)
+	}
+	st := alertsPage{page: page{Title: "Alerts", Nav: "alerts", Query: q}, WritesOn: s.backend.Config().Server.APIToken != ""}
+	if v := s.backend.View(); v != nil && v.Snapshot != nil {
+		st.GeneratedAt = v.Snapshot.GeneratedAt
+	}
+	var err error
+	if st.Outbox, err = s.backend.Outbox("", 50); err != nil {
+		return err
+	}
+	if sl, ok := s.backend.(Silencer); ok {
+		st.HasSilences = true
+		if st.Silences, err = sl.Silences(); err != nil {
+			return err
+		}
+	}
+	return render(w, "alerts", http.StatusOK, st)
+}

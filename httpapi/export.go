@@ -1,0 +1,310 @@
+package httpapi
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/rank"
+)
+
+// ExportColumns are the columns of gpuhunt's v2 catalog files, in order
+// (gpuhunt src/gpuhunt/_internal/storage.py, CATALOG_V2_FIELDS); the
+// provider is not a column: gpuhunt takes it from the file name.
+var ExportColumns = []string{"instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name",
+	"gpu_memory", "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data"}
+
+// ExportRow is one rentable offer in gpuhunt's catalog layout: Price is
+// USD per hour of the offer's smallest rentable unit (GPUCount GPUs: a
+// fixed instance whole, a per-GPU offer at its smallest count); CPU and
+// Memory are 0 (pricewatch does not know them); Data carries pricewatch's
+// own fields (gpuhunt's provider_data).
+type ExportRow struct {
+	Provider     string     `json:"provider"`
+	InstanceName string     `json:"instance_name"`
+	Location     string     `json:"location"`
+	Price        float64    `json:"price"`
+	CPU          int        `json:"cpu"`
+	Memory       float64    `json:"memory"`
+	GPUCount     int        `json:"gpu_count"`
+	GPUName      string     `json:"gpu_name"`
+	GPUMemory    float64    `json:"gpu_memory"`
+	Spot         bool       `json:"spot"`
+	DiskSize     *float64   `json:"disk_size"`
+	GPUVendor    string     `json:"gpu_vendor"`
+	Flags        []string   `json:"flags"`
+	CPUArch      string     `json:"cpu_arch"`
+	Data         ExportData `json:"provider_data"`
+}
+
+// ExportData is what pricewatch adds to a catalog row (provider_data).
+type ExportData struct {
+	Provider string          `json:"provider"`
+	Key      string          `json:"key"`
+	Source   string          `json:"source"`
+	Card     string          `json:"card"`
+	Mode     pricewatch.Mode `json:"mode"`
+	RentUnit string          `json:"rent_unit"`
+	// GPUCounts are the GPU counts one rental may take.
+	GPUCounts []int `json:"gpu_counts"`
+	// Currency and PricePerGPUHour are the offer's own (before the USD
+	// conversion of the price column).
+	Currency        string    `json:"currency"`
+	PricePerGPUHour float64   `json:"price_per_gpu_hour"`
+	Available       string    `json:"available"`
+	Stock           string    `json:"stock,omitempty"`
+	ObservedAt      time.Time `json:"observed_at"`
+	URL             string    `json:"url,omitempty"`
+}
+
+// Exportable reports whether an offer goes into the export: a rentable
+// offer (not a reference price) of a known card, whole GPUs, a stated
+// unit, billed by the hour (on-demand or spot: gpuhunt's catalogs hold
+// hourly prices), not past its source's stale limit.
+// A feed's copy of an offer some source scrapes directly (SkyPilot's
+// RunPod rows beside RunPod's own) is left out, as rankings leave it out.
+func Exportable(snap *rank.Snapshot, o pricewatch.Offer, cat *normalize.Catalog, direct map[string]bool) bool {
+	_, known := cat.Card(o.Card)
+	return known && (o.Source == o.Provider || !direct[o.Provider+"\x00"+string(o.Mode)]) && !o.Reference() && !o.Shared && o.RentUnit != "" && o.RentUnitGPUs > 0 && o.UnitPricePerHour > 0 &&
+		(o.Mode == pricewatch.ModeOnDemand || o.Mode == pricewatch.ModeSpot) &&
+		!rank.Stale(o, snap.GeneratedAt, snap.StaleAfter)
+}
+
+// ExportRows are the catalog rows of the snapshot's exportable offers
+// (of one provider when provider is set), by provider, instance, location.
+// Offers whose currency cannot be converted to USD are left out.
+func ExportRows(snap *rank.Snapshot, provider string) []ExportRow {
+	cat := normalize.DefaultCatalog()
+	var out []ExportRow
+	direct := map[string]bool{}
+	for o := range snap.Offers() {
+		if o.Source == o.Provider {
+			direct[o.Provider+"\x00"+string(o.Mode)] = true
+		}
+	}
+	for o := range snap.Offers() {
+		if (provider != "" && o.Provider != provider) || !Exportable(snap, o, cat, direct) {
+			continue
+		}
+		usd, err := snap.Rates.Convert(o.UnitPricePerHour, o.Currency, "USD")
+		if err != nil {
+			continue
+		}
+		card, _ := cat.Card(o.Card)
+		counts := o.GPUCounts
+		if counts == nil {
+			counts = []int{}
+		}
+		region := o.Region
+		if region == "" {
+			region = "-"
+		}
+		avail := string(o.Available)
+		if avail == "" {
+			avail = string(pricewatch.AvailableUnknown)
+		}
+		out = append(out, ExportRow{
+			Provider: o.Provider, InstanceName: o.OfferID, Location: region, Price: usd,
+			GPUCount: o.RentUnitGPUs, GPUName: GPUHuntName(card), GPUMemory: card.MemoryGB,
+			Spot: o.Mode == pricewatch.ModeSpot, GPUVendor: strings.ToLower(card.Vendor), Flags: []string{}, CPUArch: cpuArch(card),
+			Data: ExportData{Provider: o.Provider, Key: o.Key, Source: o.Source, Card: o.Card, Mode: o.Mode, RentUnit: string(o.RentUnit), GPUCounts: counts,
+				Currency: o.Currency, PricePerGPUHour: o.PricePerGPUHour, Available: avail, Stock: o.Stock,
+				ObservedAt: o.ObservedAt, URL: o.URL},
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.InstanceName != b.InstanceName {
+			return a.InstanceName < b.InstanceName
+		}
+		if a.Location != b.Location {
+			return a.Location < b.Location
+		}
+		return a.Data.Key < b.Data.Key
+	})
+	return out
+}
+
+// GPUHuntName is a card's name as gpuhunt spells it (A100, H100NVL,
+// RTX4090, RTX6000Ada, A6000, MI300X, GB200).
+func GPUHuntName(c pricewatch.Card) string {
+	if strings.HasSuffix(c.ID, "-GB200") {
+		return "GB200"
+	}
+	if strings.HasSuffix(c.ID, "-GB300") {
+		return "GB300"
+	}
+	n := c.Model
+	for _, cut := range []string{"GeForce ", "Instinct ", "Tesla ", " Grace Hopper", " (Blackwell Ultra)", " Blackwell", " Generation"} {
+		n = strings.ReplaceAll(n, cut, "")
+	}
+	if rest, ok := strings.CutPrefix(n, "RTX A"); ok {
+		n = "A" + rest // Ampere workstation cards: A4000, A6000
+	}
+	return strings.ReplaceAll(n, " ", "")
+}
+
+func cpuArch(c pricewatch.Card) string {
+	if strings.HasPrefix(c.ID, "GH200") || strings.HasSuffix(c.ID, "-GB200") || strings.HasSuffix(c.ID, "-GB300") {
+		return "arm" // Grace CPUs
+	}
+	return "x86"
+}
+
+// pyFloat formats a float as Python's str() reads back with float().
+func pyFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// Record is the row as gpuhunt's item_to_row writes it: price and memory
+// as floats, spot as True/False, empty optional fields, provider_data as
+// JSON.
+func (r ExportRow) Record() ([]string, error) {
+	data, err := json.Marshal(r.Data)
+	if err != nil {
+		return nil, err
+	}
+	disk := ""
+	if r.DiskSize != nil {
+		disk = pyFloat(*r.DiskSize)
+	}
+	gpuMem := ""
+	if r.GPUMemory > 0 {
+		gpuMem = pyFloat(r.GPUMemory)
+	}
+	return []string{r.InstanceName, r.Location, pyFloat(r.Price), strconv.Itoa(r.CPU), pyFloat(r.Memory),
+		strconv.Itoa(r.GPUCount), r.GPUName, gpuMem, pyBool(r.Spot), disk, r.GPUVendor, strings.Join(r.Flags, " "),
+		r.CPUArch, string(data)}, nil
+}
+
+// WriteExportCSV writes rows as a gpuhunt v2 catalog CSV (header first).
+func WriteExportCSV(w io.Writer, rows []ExportRow) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ExportColumns); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		rec, err := r.Record()
+		if err != nil {
+			return err
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := checkParams(q, "provider"); err != nil {
+		return err
+	}
+	provider := q.Get("provider")
+	rows := ExportRows(v.Snapshot, provider)
+	if provider != "" && len(rows) == 0 {
+		known := map[string]bool{}
+		for o := range v.Snapshot.Offers() {
+			known[o.Provider] = true
+		}
+		if !known[provider] {
+			return pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
+		}
+	}
+	var b strings.Builder
+	if err := WriteExportCSV(&b, rows); err != nil {
+		return err
+	}
+	name := "pricewatch.csv"
+	if provider != "" {
+		name = safeFileName(provider) + ".csv"
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, b.String())
+	return nil
+}
+
+// safeFileName keeps letters, digits, dot, dash and underscore.
+func safeFileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ReadExportCSV reads a catalog written by WriteExportCSV back into rows
+// (the provider from provider_data).
+func ReadExportCSV(r io.Reader) ([]ExportRow, error) {
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(ExportColumns, ",") {
+		return nil, fmt.Errorf("not a gpuhunt v2 catalog: header %q", recs[0])
+	}
+	out := make([]ExportRow, 0, len(recs)-1)
+	for i, rec := range recs[1:] {
+		var row ExportRow
+		var errs []error
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && s != "" {
+				errs = append(errs, err)
+			}
+			return v
+		}
+		row.InstanceName, row.Location, row.Price = rec[0], rec[1], num(rec[2])
+		row.CPU, row.Memory, row.GPUCount = int(num(rec[3])), num(rec[4]), int(num(rec[5]))
+		row.GPUName, row.GPUMemory, row.Spot = rec[6], num(rec[7]), rec[8] == "True"
+		if rec[9] != "" {
+			d := num(rec[9])
+			row.DiskSize = &d
+		}
+		row.GPUVendor, row.Flags, row.CPUArch = rec[10], strings.Fields(rec[11]), rec[12]
+		if row.Flags == nil {
+			row.Flags = []string{}
+		}
+		if err := json.Unmarshal([]byte(rec[13]), &row.Data); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("row %d: %v", i+2, errs[0])
+		}
+		row.Provider = row.Data.Provider
+		out = append(out, row)
+	}
+	return out, nil
+}

@@ -1,0 +1,82 @@
+// pricewatch dashboard enhancements. Everything works without this file:
+// selectors then apply with the Show button, and the plan form is priced
+// by the server from the page's address. With it, selectors apply on
+// change and the plan form posts its job spec to POST /v1/plan.
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
+    s.addEventListener("change", function () { s.form.submit(); });
+  });
+  var form = document.getElementById("plan-form");
+  if (form) form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    planSubmit(form);
+  });
+});
+
+function text(tag, s, cls) {
+  var e = document.createElement(tag);
+  e.textContent = s;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function money(v, cur) {
+  if (v === null || v === undefined || !isFinite(v)) return "—";
+  var a = Math.abs(v), d = a >= 100 ? 0 : a >= 1 ? 2 : a >= 0.1 ? 3 : 4;
+  return v.toFixed(d) + " " + cur;
+}
+
+function unitText(o) {
+  if (o.rent_unit === "fixed") return "fixed unit of " + o.gpus + " GPU" + (o.gpus === 1 ? "" : "s");
+  var c = o.gpu_counts || [], s = "per GPU: " + o.gpus + " rented";
+  if (c.length) s += c[0] === c[c.length - 1] ? " (" + c[0] + " allowed)" : " (" + c[0] + "–" + c[c.length - 1] + " allowed)";
+  return s;
+}
+
+function planSubmit(form) {
+  var fd = new FormData(form), spec = {}, q = new URLSearchParams();
+  fd.forEach(function (v, k) { if (v !== "") q.set(k, v); });
+  spec.workload = fd.get("workload");
+  if (fd.get("tokens")) spec.tokens = Number(fd.get("tokens"));
+  if (fd.get("mode")) spec.modes = String(fd.get("mode")).split(",");
+  if (fd.get("currency")) spec.currency = fd.get("currency");
+  if (fd.get("max_gpus")) spec.max_gpus = Number(fd.get("max_gpus"));
+  if (fd.get("card")) spec.card = fd.get("card");
+  spec.limit = 20;
+  history.replaceState(null, "", "/plan?" + q.toString());
+  var out = document.getElementById("plan-result");
+  out.replaceChildren(text("p", "Pricing…"));
+  fetch("/v1/plan", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(spec) })
+    .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+    .then(function (r) {
+      out.replaceChildren();
+      if (!r.ok) { out.appendChild(text("p", r.body.error || "error", "error")); return; }
+      var p = r.body, m = p.memory, cur = p.currency;
+      out.appendChild(text("p", "Memory on one GPU: weights " + m.weights_gb.toFixed(1) + " + gradients " + m.gradients_gb.toFixed(1) +
+        " + optimizer " + m.optimizer_gb.toFixed(1) + " + activations " + m.activations_gb.toFixed(1) + " + KV cache " +
+        m.kv_cache_gb.toFixed(1) + " = " + m.total_gb.toFixed(1) + " GB (a card holds 80% of its memory).", "memory"));
+      out.lastChild.id = "plan-memory";
+      out.appendChild(text("p", p.options.length + " of " + p.considered + " options, costs in " + cur + " (from POST /v1/plan)."));
+      var t = document.createElement("table"); t.id = "plan"; t.className = "data";
+      var head = ["#", "Card", "Source", "Mode", "Rented", "Memory / GPU", "Tokens/s", "Origin", "Hours", "Compute", "Hidden", "Total", "Cost / M tokens", "Offer"];
+      var tr = document.createElement("tr");
+      head.forEach(function (h) { tr.appendChild(text("th", h)); });
+      t.appendChild(document.createElement("thead")).appendChild(tr);
+      var tb = t.appendChild(document.createElement("tbody"));
+      p.options.forEach(function (o, i) {
+        var hidden = 0;
+        Object.keys(o.hidden_costs || {}).forEach(function (k) { hidden += o.hidden_costs[k]; });
+        var row = [String(i + 1), o.card, o.source, o.mode, unitText(o),
+          o.memory_per_gpu_gb.toFixed(1) + " GB" + (o.gpus_used > 1 ? " × " + o.gpus_used : "") + (o.fits ? "" : " (does not fit: " + o.reason + ")"),
+          Math.round(o.tokens_per_second).toString(), o.throughput_origin, o.hours.toPrecision(3),
+          money(o.compute_cost, cur), money(hidden, cur), money(o.total_cost, cur), money(o.cost_per_million_tokens, cur), o.offer];
+        var r2 = document.createElement("tr");
+        row.forEach(function (c, j) { r2.appendChild(text("td", c, [6, 8, 9, 10, 11, 12].indexOf(j) >= 0 ? "num" : "")); });
+        tb.appendChild(r2);
+      });
+      if (!p.options.length) tb.appendChild(document.createElement("tr")).appendChild(text("td", "No option for this job."));
+      out.appendChild(t);
+    })
+    .catch(function (e) { out.replaceChildren(text("p", String(e), "error")); });
+}

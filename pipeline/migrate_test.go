@@ -1,0 +1,114 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/internal/testfile"
+	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// A database written by the schema-1 code (store/testdata, see its
+// README) opens, migrates, and the API answers every /v1/best and
+// /v1/offers query of the golden file as the schema-1 code did.
+func TestMigrateV1_SameAPIAnswers(t *testing.T) {
+	dir := filepath.Join("..", "store", "testdata")
+	db := filepath.Join(t.TempDir(), "v1.db")
+	if err := os.WriteFile(db, testfile.Gunzip(t, filepath.Join(dir, "v1.db.gz")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Now     time.Time                  `json:"now"`
+		Answers map[string]json.RawMessage `json:"answers"`
+	}
+	if err := json.Unmarshal(testfile.Gunzip(t, filepath.Join(dir, "v1-answers.json.gz")), &golden); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.DB = db
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := pipeline.New(cfg, st, pipeline.Options{Now: func() time.Time { return golden.Now }, Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry(), Getenv: func(string) string { return "demo" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(p, prometheus.NewRegistry(), prometheus.NewRegistry(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range golden.Answers {
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("%s: %d %s", target, rec.Code, rec.Body)
+			continue
+		}
+		var g, w map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		delete(g, "next") // the cursor of the next page is new
+		if !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			t.Errorf("%s differs from schema 1:\n got  %.400s\n want %.400s", target, gb, bytes.TrimSpace(want))
+		}
+	}
+}
+
+// The offers the pipeline keeps in memory (and ranks) are the stored ones,
+// field for field, after rounds that add, change, hold and confirm offers.
+func TestPipeline_MemoryMatchesStore(t *testing.T) {
+	env := pipelinetest.New(t, nil, nil)
+	env.Round(t)
+	env.Advance(time.Hour)
+	env.Round(t, "vast", "runpod")
+	stored, err := env.Store.Offers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pricewatch.Offer{}
+	for _, o := range stored {
+		if env.Config.Sources[o.Source].Settings.Enabled {
+			want[o.Key] = o
+		}
+	}
+	snap := env.Pipeline.View().Snapshot
+	got := 0
+	for o := range snap.Offers() {
+		got++
+		w, ok := want[o.Key]
+		a, _ := json.Marshal(o)
+		b, _ := json.Marshal(w)
+		if !ok || !bytes.Equal(a, b) {
+			t.Errorf("in memory %s\n stored    %s", a, b)
+		}
+	}
+	if got != len(want) {
+		t.Errorf("%d offers in memory, %d stored", got, len(want))
+	}
+}

@@ -1,0 +1,293 @@
+package rank
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// Pack is one source's current offers in a compact form: one fixed-size
+// row per offer with no pointers in it (the garbage collector never scans
+// them), the unique strings (keys, offer ids) in one byte arena and the
+// repeated ones (providers, regions, cards, modes, URLs…) once each. A
+// snapshot ranks packs; the daemon keeps one per source and replaces only
+// the pack of the source that ran. A Pack is immutable and safe for
+// concurrent use.
+type Pack struct {
+	source string
+	rows   []packRow // sorted by key
+	arena  []byte
+	dict   []string
+	counts [][]int
+	// direct are the provider\x00mode pairs the source scrapes itself.
+	direct []string
+	// ix orders the offers for listings (built on first use).
+	ixOnce sync.Once
+	ix     *packIndex
+}
+
+type sref struct{ off, n uint32 }
+
+// packRow is one offer. Strings other than the key and the offer id are
+// indexes into the pack's dict; GPU count lists into its counts.
+type packRow struct {
+	key, offerID                                    sref
+	provider, region, kind, card, gpuName, rentUnit uint32
+	avail, stock, mode, currency, reclaim, url      uint32
+	counts                                          uint32
+	gpus, rentUnitGPUs                              int32
+	flags                                           uint32
+	unitPrice, fraction, commitment, price, rel     float64
+	firstSeen, observedAt                           int64
+}
+
+const (
+	rowShared = 1 << iota
+	rowHasRel
+)
+
+// PackBuilder collects one source's offers into a Pack.
+type PackBuilder struct {
+	p      *Pack
+	dict   map[string]uint32
+	counts map[string]uint32
+	sorted bool
+	last   string
+	direct map[uint64]bool
+	// cache is the last string interned per field: offers of one source
+	// repeat their neighbours' providers, modes, currencies and URLs.
+	cache [12]struct {
+		s string
+		i uint32
+	}
+}
+
+// NewPackBuilder starts a pack of a source's offers; n is how many are
+// expected (0 if not known).
+func NewPackBuilder(source string, n int) *PackBuilder {
+	b := &PackBuilder{p: &Pack{source: source, rows: make([]packRow, 0, n), arena: make([]byte, 0, 24*n)},
+		dict: map[string]uint32{"": 0}, counts: map[string]uint32{}, sorted: true, direct: map[uint64]bool{}}
+	b.p.dict = append(b.p.dict, "") // index 0, which the field caches start at
+	return b
+}
+
+func (b *PackBuilder) intern(field int, s string) uint32 {
+	c := &b.cache[field]
+	if c.s == s && (s != "" || c.i == 0) {
+		return c.i
+	}
+	i, ok := b.dict[s]
+	if !ok {
+		s = strings.Clone(s)
+		i = uint32(len(b.p.dict))
+		b.p.dict = append(b.p.dict, s)
+		b.dict[s] = i
+	}
+	c.s, c.i = b.p.dict[i], i
+	return i
+}
+
+func (b *PackBuilder) arena(s string) sref {
+	r := sref{uint32(len(b.p.arena)), uint32(len(s))}
+	b.p.arena = append(b.p.arena, s...)
+	return r
+}
+
+func (b *PackBuilder) countsOf(c []int) uint32 {
+	var buf [64]byte
+	kb := buf[:0]
+	for _, n := range c {
+		kb = append(kb, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	}
+	if i, ok := b.counts[string(kb)]; ok {
+		return i
+	}
+	i := uint32(len(b.p.counts))
+	if len(c) > 0 {
+		b.p.counts = append(b.p.counts, slices.Clone(c))
+	} else {
+		b.p.counts = append(b.p.counts, nil)
+	}
+	b.counts[string(kb)] = i
+	return i
+}
+
+// Add copies an offer into the pack (nothing of o is kept).
+func (b *PackBuilder) Add(o *pricewatch.Offer) {
+	r := packRow{
+		key: b.arena(o.Key), offerID: b.arena(o.OfferID),
+		provider: b.intern(0, o.Provider), region: b.intern(1, o.Region), kind: b.intern(2, string(o.Kind)),
+		card: b.intern(3, o.Card), gpuName: b.intern(4, o.GPUName), rentUnit: b.intern(5, string(o.RentUnit)),
+		avail: b.intern(6, string(o.Available)), stock: b.intern(7, o.Stock), mode: b.intern(8, string(o.Mode)),
+		currency: b.intern(9, o.Currency), reclaim: b.intern(10, o.ReclaimRisk), url: b.intern(11, o.URL),
+		counts: b.countsOf(o.GPUCounts), gpus: int32(o.GPUs), rentUnitGPUs: int32(o.RentUnitGPUs),
+		unitPrice: o.UnitPricePerHour, fraction: o.GPUFraction, commitment: o.CommitmentHours, price: o.PricePerGPUHour,
+		firstSeen: unixNanos(o.FirstSeen), observedAt: unixNanos(o.ObservedAt),
+	}
+	if o.Shared {
+		r.flags |= rowShared
+	}
+	if o.Reliability != nil {
+		r.flags |= rowHasRel
+		r.rel = *o.Reliability
+	}
+	if b.sorted && len(b.p.rows) > 0 && o.Key < b.last {
+		b.sorted = false
+	}
+	b.last = b.p.str(r.key)
+	b.p.rows = append(b.p.rows, r)
+	if o.Source == o.Provider {
+		b.direct[uint64(r.provider)<<32|uint64(r.mode)] = true
+	}
+}
+
+// Pack returns the pack; the builder is done.
+func (b *PackBuilder) Pack() *Pack {
+	p := b.p
+	if !b.sorted {
+		slices.SortFunc(p.rows, func(x, y packRow) int { return strings.Compare(p.str(x.key), p.str(y.key)) })
+	}
+	for d := range b.direct {
+		p.direct = append(p.direct, p.dict[d>>32]+"\x00"+p.dict[d&0xffffffff])
+	}
+	slices.Sort(p.direct)
+	p.rows = slices.Clip(p.rows)
+	p.arena = slices.Clip(p.arena)
+	b.p = nil
+	return p
+}
+
+// NewPack packs one source's offers.
+func NewPack(source string, offers []pricewatch.Offer) *Pack {
+	b := NewPackBuilder(source, len(offers))
+	for i := range offers {
+		b.Add(&offers[i])
+	}
+	return b.Pack()
+}
+
+// PackOffers groups offers by source into packs, in source order.
+func PackOffers(offers []pricewatch.Offer) []*Pack {
+	by := map[string]*PackBuilder{}
+	var names []string
+	n := map[string]int{}
+	for i := range offers {
+		n[offers[i].Source]++
+	}
+	for i := range offers {
+		o := &offers[i]
+		b, ok := by[o.Source]
+		if !ok {
+			b = NewPackBuilder(o.Source, n[o.Source])
+			by[o.Source] = b
+			names = append(names, o.Source)
+		}
+		b.Add(o)
+	}
+	slices.Sort(names)
+	out := make([]*Pack, len(names))
+	for i, n := range names {
+		out[i] = by[n].Pack()
+	}
+	return out
+}
+
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// str is an arena string (it shares the arena's memory).
+func (p *Pack) str(r sref) string {
+	if r.n == 0 {
+		return ""
+	}
+	return unsafe.String(&p.arena[r.off], int(r.n))
+}
+
+// Source is the source the pack's offers come from.
+func (p *Pack) Source() string { return p.source }
+
+// Len is the number of offers.
+func (p *Pack) Len() int { return len(p.rows) }
+
+// Key is the key of offer i.
+func (p *Pack) Key(i int) string { return p.str(p.rows[i].key) }
+
+// Offer returns offer i. Its strings and GPU counts are shared with the
+// pack: callers must not modify the GPUCounts slice.
+func (p *Pack) Offer(i int) pricewatch.Offer {
+	r := &p.rows[i]
+	o := pricewatch.Offer{
+		Key: p.str(r.key), Source: p.source, Provider: p.dict[r.provider], OfferID: p.str(r.offerID),
+		Region: p.dict[r.region], Kind: pricewatch.Kind(p.dict[r.kind]), Card: p.dict[r.card], GPUName: p.dict[r.gpuName],
+		GPUs: int(r.gpus), RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit]), GPUCounts: p.counts[r.counts],
+		RentUnitGPUs: int(r.rentUnitGPUs), UnitPricePerHour: r.unitPrice, GPUFraction: r.fraction, Shared: r.flags&rowShared != 0,
+		Available: pricewatch.Availability(p.dict[r.avail]), Stock: p.dict[r.stock], Mode: pricewatch.Mode(p.dict[r.mode]),
+		CommitmentHours: r.commitment, PricePerGPUHour: r.price, Currency: p.dict[r.currency],
+		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url],
+		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
+	}
+	if r.flags&rowHasRel != 0 {
+		o.Reliability = &r.rel
+	}
+	return o
+}
+
+// Find returns the index of the offer with the key.
+func (p *Pack) Find(key string) (int, bool) {
+	return slices.BinarySearchFunc(p.rows, key, func(r packRow, k string) int { return cmp.Compare(p.str(r.key), k) })
+}
+
+// Offers iterates over the pack's offers in key order.
+func (p *Pack) Offers(yield func(pricewatch.Offer) bool) {
+	for i := range p.rows {
+		if !yield(p.Offer(i)) {
+			return
+		}
+	}
+}
+
+// Replace returns a pack of the same source with the offers of p whose
+// keys keep lists and the offers next (which win over p's for the same
+// key): the pack of a run that held some offers back.
+func (p *Pack) Replace(next []pricewatch.Offer, keep []string) *Pack {
+	b := NewPackBuilder(p.source, len(next)+len(keep))
+	have := make(map[string]bool, len(next))
+	for i := range next {
+		have[next[i].Key] = true
+	}
+	for _, k := range keep {
+		if i, ok := p.Find(k); ok && !have[k] {
+			o := p.Offer(i)
+			b.Add(&o)
+		}
+	}
+	for i := range next {
+		b.Add(&next[i])
+	}
+	return b.Pack()
+}
+
+// Bytes is an estimate of the pack's memory.
+func (p *Pack) Bytes() int {
+	n := len(p.rows)*int(unsafe.Sizeof(packRow{})) + len(p.arena)
+	for _, s := range p.dict {
+		n += len(s) + 16
+	}
+	return n
+}

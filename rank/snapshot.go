@@ -1,0 +1,932 @@
+package rank
+
+import (
+	"cmp"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+)
+
+// Snapshot is an immutable ranking of every current offer for every
+// workload, built once per scrape and queried many times.
+//
+// It is made of one part per source (a Pack and what ranking it gave: a
+// cost per offer and workload, the cheapest offer of each card, mode and
+// GPU count, the exclusion counts). A snapshot built from the previous one
+// re-ranks only the parts whose pack changed, or whose inputs did (rates,
+// profiles, freshness, which providers are scraped directly); answers come
+// from the per-group minimums (Best) or from a bounded scan (Top), never
+// from a full sort.
+type Snapshot struct {
+	GeneratedAt time.Time
+	Base        string
+	Rates       *pricewatch.Rates
+	// StaleAfter are the freshness limits the snapshot was judged with.
+	StaleAfter map[string]time.Duration
+	// Norms are the provider- and offer-level measurements checked against
+	// their card's norm (CheckNorms), sorted by key.
+	Norms     []NormCheck
+	opt       Options
+	cat       *normalize.Catalog
+	profiles  profileSet
+	norms     map[string]NormCheck
+	direct    map[string]bool
+	workloads map[string]Workload
+	wl        []Workload // in build order; parts' per-workload data follow it
+	wlIndex   map[string]int
+	in        *inputs
+	parts     []*part // by source
+	count     int
+	merged    []mergedWL
+	memo      memo
+	refsOnce  sync.Once
+	refs      map[string][]pricewatch.Offer // card → reference rows, cheapest first
+}
+
+// inputs are what every part's ranking depends on besides its pack.
+type inputs struct {
+	profiles []Profile
+	ws       []Workload
+	cat      *normalize.Catalog
+	floor    float64
+	base     string
+	rates    *pricewatch.Rates
+}
+
+func (a *inputs) same(b *inputs) bool {
+	if a == b {
+		return true
+	}
+	return a.cat == b.cat && a.floor == b.floor && a.base == b.base &&
+		slices.Equal(a.profiles, b.profiles) && reflect.DeepEqual(a.ws, b.ws) && reflect.DeepEqual(a.rates, b.rates)
+}
+
+// part is one pack ranked.
+type part struct {
+	pack       *Pack
+	in         *inputs
+	staleAfter time.Duration
+	// The part holds for snapshots at times in [from, until) (until 0:
+	// no offer of it goes stale later).
+	from, until int64
+	// deps are the direct-provider flags its rows were judged with.
+	deps map[string]bool
+	base []float64 // price per GPU-hour in the base currency; NaN: no rate
+	why  []uint8   // workload-independent exclusion, 0 for none
+	wl   []partWL
+	refs []int32 // fresh reference rows with a card
+
+	marketOnce sync.Once
+	market     map[string][]float64 // card \x00 mode → sorted base prices of fresh rows
+
+	// entries are the entries materialized so far (workload, row): a part
+	// reused by the next snapshot answers with the same ones.
+	entriesMu sync.Mutex
+	entries   map[[2]int32]Entry
+}
+
+type partWL struct {
+	cost []float64 // per row; NaN: not ranked
+	gpus []uint16  // GPUs rented per row
+	ex   []int32   // by why code
+	best map[uint64]int32
+}
+
+// mergedWL is a workload's ranking over every part.
+type mergedWL struct {
+	ex     Exclusions
+	groups []groupBest
+	once   sync.Once
+	best   []Entry // the entries of groups, materialized on first use
+}
+
+// groupBest is the cheapest ranked offer of a card, mode, GPU count and
+// availability (out of stock or not).
+type groupBest struct {
+	card, mode string
+	gpus       int
+	out        bool
+	part, row  int32
+}
+
+// why codes: the exclusion reasons as small numbers.
+var (
+	whyMu    sync.Mutex
+	whyCodes = map[string]uint8{"": 0}
+	whyNames = []string{""}
+)
+
+func whyCode(s string) uint8 {
+	whyMu.Lock()
+	defer whyMu.Unlock()
+	if c, ok := whyCodes[s]; ok {
+		return c
+	}
+	if len(whyNames) >= 255 {
+		return 255
+	}
+	c := uint8(len(whyNames))
+	whyNames = append(whyNames, s)
+	whyCodes[s] = c
+	return c
+}
+
+func whyName(c uint8) string {
+	whyMu.Lock()
+	defer whyMu.Unlock()
+	if int(c) < len(whyNames) {
+		return whyNames[c]
+	}
+	return "other"
+}
+
+var (
+	codeReference   = whyCode(WhyReference)
+	codeUnknown     = whyCode(WhyUnknownCard)
+	codeShared      = whyCode(WhyShared)
+	codeReliability = whyCode(WhyReliability)
+	codeStale       = whyCode(WhyStale)
+	codeDuplicate   = whyCode(WhyDuplicate)
+	codeNoUnit      = whyCode(WhyNoUnit)
+	codeNoRate      = whyCode(WhyNoRate)
+	codeNoProfile   = whyCode(WhyNoProfile)
+	codeUnavailable = whyCode(WhyUnavailable)
+)
+
+// Build ranks offers for each workload. Profiles give tokens/s per card and
+// workload (a measured one wins over published, published over estimated;
+// one measured on the offer or its provider over a card-wide one).
+func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options) *Snapshot {
+	return BuildPacks(PackOffers(offers), profiles, workloads, cat, opt, nil)
+}
+
+// BuildPacks ranks packs (one per source) for each workload, like Build.
+// Parts of prev (a snapshot built from some of the same packs) are reused
+// where the pack, the inputs and the freshness of its offers are the same,
+// so a run of one source re-ranks only that source.
+func BuildPacks(packs []*Pack, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options, prev *Snapshot) *Snapshot {
+	s := &Snapshot{
+		GeneratedAt: opt.Now, Base: strings.ToUpper(opt.Base), Rates: opt.Rates, StaleAfter: opt.StaleAfter,
+		opt: opt, cat: cat, workloads: map[string]Workload{}, wl: workloads, wlIndex: map[string]int{},
+	}
+	if s.Base == "" {
+		s.Base = "USD"
+	}
+	s.in = &inputs{profiles: profiles, ws: workloads, cat: cat, floor: opt.ReliabilityFloor, base: s.Base, rates: opt.Rates}
+	if prev != nil && prev.in.same(s.in) {
+		s.in = prev.in
+		s.profiles, s.norms, s.Norms = prev.profiles, prev.norms, prev.Norms
+	} else {
+		s.profiles = newProfileSet(profiles)
+		s.norms = map[string]NormCheck{}
+		s.Norms = CheckNorms(profiles, workloads, cat)
+		for _, c := range s.Norms {
+			s.norms[c.Key()] = c
+		}
+	}
+	for i, w := range workloads {
+		s.workloads[w.Name] = w
+		s.wlIndex[w.Name] = i
+	}
+	packs = slices.Clone(packs)
+	slices.SortStableFunc(packs, func(a, b *Pack) int { return strings.Compare(a.source, b.source) })
+	s.direct = map[string]bool{}
+	for _, p := range packs {
+		for _, d := range p.direct {
+			s.direct[d] = true
+		}
+	}
+	old := map[*Pack]*part{}
+	if prev != nil {
+		for _, pt := range prev.parts {
+			old[pt.pack] = pt
+		}
+	}
+	now := unixNanos(opt.Now)
+	s.parts = make([]*part, len(packs))
+	var todo []int
+	for i, p := range packs {
+		s.count += p.Len()
+		if pt, ok := old[p]; ok && pt.valid(s, now) {
+			s.parts[i] = pt
+			continue
+		}
+		todo = append(todo, i)
+	}
+	// A large pack is ranked on two goroutines (by workload); small ones
+	// are not worth it.
+	for _, i := range todo {
+		s.parts[i] = s.rankPart(packs[i])
+	}
+	s.merge()
+	return s
+}
+
+// valid reports whether a part of an earlier snapshot holds for s.
+func (pt *part) valid(s *Snapshot, now int64) bool {
+	if pt.in != s.in || pt.staleAfter != s.opt.StaleAfter[pt.pack.source] || now < pt.from || (pt.until != 0 && now >= pt.until) {
+		return false
+	}
+	for d, v := range pt.deps {
+		if s.direct[d] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// conv converts prices of one currency to the base currency exactly as
+// Rates.Convert does.
+type conv struct {
+	ok, same bool
+	rf, rt   float64
+}
+
+func (s *Snapshot) convOf(cur string) conv {
+	from, to := strings.ToUpper(cur), s.Base
+	if from == to {
+		return conv{ok: true, same: true}
+	}
+	r := s.opt.Rates
+	if r == nil {
+		return conv{}
+	}
+	rf, ok1 := rateOf(r, from)
+	rt, ok2 := rateOf(r, to)
+	if !ok1 || !ok2 {
+		return conv{}
+	}
+	return conv{ok: true, rf: rf, rt: rt}
+}
+
+// rateOf is pricewatch.Rates' rate of an upper-case currency.
+func rateOf(r *pricewatch.Rates, cur string) (float64, bool) {
+	if cur == strings.ToUpper(r.Base) {
+		return 1, true
+	}
+	v, ok := r.Rates[cur]
+	return v, ok && v > 0
+}
+
+func (c conv) apply(v float64) float64 {
+	switch {
+	case !c.ok:
+		return math.NaN()
+	case c.same:
+		return v
+	}
+	return v / c.rf * c.rt
+}
+
+// shape is what a workload's rental and throughput on a row depend on.
+type shape struct {
+	card, counts, rentUnit uint32
+}
+
+type shapeResult struct {
+	done   bool
+	why    uint8
+	gpus   int
+	rental Rental
+	tps    float64
+}
+
+// rankPart ranks one pack for every workload.
+func (s *Snapshot) rankPart(p *Pack) *part {
+	n := len(p.rows)
+	lim := s.opt.StaleAfter[p.source]
+	now := unixNanos(s.opt.Now)
+	pt := &part{pack: p, in: s.in, staleAfter: lim, from: now, deps: map[string]bool{},
+		base: make([]float64, n), why: make([]uint8, n), wl: make([]partWL, len(s.wl))}
+	// Per dict entry: the card, the currency conversion.
+	type cardOf struct {
+		done, ok bool
+		card     pricewatch.Card
+	}
+	cards := make([]cardOf, len(p.dict))
+	convs := make([]*conv, len(p.dict))
+	card := func(i uint32) (pricewatch.Card, bool) {
+		c := &cards[i]
+		if !c.done {
+			c.done = true
+			if id := p.dict[i]; id != "" {
+				c.card, c.ok = s.cat.Card(id)
+			}
+		}
+		return c.card, c.ok
+	}
+	shapes := map[shape]int32{}
+	var shapeList []shape
+	shapeOf := make([]int32, n)
+	// Rows measured on their own provider (or offer) are priced one by one.
+	specific := map[string]bool{}
+	for _, sp := range s.profiles.specific {
+		specific[sp.Provider] = true
+	}
+	for i := range p.rows {
+		r := &p.rows[i]
+		c := convs[r.currency]
+		if c == nil {
+			cv := s.convOf(p.dict[r.currency])
+			c = &cv
+			convs[r.currency] = c
+		}
+		pt.base[i] = c.apply(r.price)
+		stale := lim > 0 && now-r.observedAt > int64(lim)
+		if lim > 0 && !stale {
+			if u := r.observedAt + int64(lim) + 1; pt.until == 0 || u < pt.until {
+				pt.until = u
+			}
+		}
+		provider, mode := p.dict[r.provider], p.dict[r.mode]
+		if p.source != provider {
+			d := provider + "\x00" + mode
+			pt.deps[d] = s.direct[d]
+		}
+		_, known := card(r.card)
+		var why uint8
+		switch {
+		case p.dict[r.kind] == string(pricewatch.KindReference):
+			why = codeReference
+			if p.dict[r.card] != "" && !stale {
+				pt.refs = append(pt.refs, int32(i))
+			}
+		case p.dict[r.card] == "" || !known:
+			why = codeUnknown
+		case r.flags&rowShared != 0:
+			why = codeShared
+		case r.flags&rowHasRel != 0 && r.rel < s.opt.ReliabilityFloor:
+			why = codeReliability
+		case stale:
+			why = codeStale
+		case p.source != provider && s.direct[provider+"\x00"+mode]:
+			why = codeDuplicate
+		case p.dict[r.rentUnit] == "" || len(p.counts[r.counts]) == 0:
+			why = codeNoUnit
+		case math.IsNaN(pt.base[i]):
+			why = codeNoRate
+		}
+		pt.why[i] = why
+		shapeOf[i] = -1
+		if why == 0 && !specific[provider] {
+			sh := shape{r.card, r.counts, r.rentUnit}
+			id, ok := shapes[sh]
+			if !ok {
+				id = int32(len(shapeList))
+				shapes[sh] = id
+				shapeList = append(shapeList, sh)
+			}
+			shapeOf[i] = id
+		}
+	}
+	rankWL := func(wi int) {
+		w := s.wl[wi]
+		res := make([]shapeResult, len(shapeList))
+		pt.wl[wi] = partWL{cost: make([]float64, n), gpus: make([]uint16, n), ex: make([]int32, 32), best: map[uint64]int32{}}
+		wl := &pt.wl[wi]
+		count := func(c uint8) {
+			if int(c) >= len(wl.ex) {
+				wl.ex = append(wl.ex, make([]int32, int(c)-len(wl.ex)+1)...)
+			}
+			wl.ex[c]++
+		}
+		eval := func(r *packRow) shapeResult {
+			cd, _ := card(r.card)
+			prec, ok := PrecisionOn(w, cd)
+			if !ok {
+				return shapeResult{done: true, why: whyCode(prec.Why)}
+			}
+			pr, ok := s.profiles.lookup(p.dict[r.card], w.Name, p.dict[r.provider], p.str(r.offerID))
+			if !ok || pr.TokensPerSecond <= 0 {
+				return shapeResult{done: true, why: codeNoProfile}
+			}
+			o := pricewatch.Offer{GPUCounts: p.counts[r.counts], RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit])}
+			rt, why := RentalOn(w, cd, o, MaxMaxGPUs)
+			if why != "" {
+				return shapeResult{done: true, why: whyCode(why)}
+			}
+			return shapeResult{done: true, rental: rt, gpus: rt.GPUs, tps: rt.TokensPerSecond(pr.TokensPerSecond)}
+		}
+		for i := range p.rows {
+			r := &p.rows[i]
+			wl.cost[i] = math.NaN()
+			if c := pt.why[i]; c != 0 {
+				count(c)
+				continue
+			}
+			var sr shapeResult
+			if id := shapeOf[i]; id >= 0 {
+				if !res[id].done {
+					res[id] = eval(r)
+				}
+				sr = res[id]
+			} else {
+				sr = eval(r)
+			}
+			if sr.why != 0 {
+				count(sr.why)
+				continue
+			}
+			price := pt.base[i]
+			wl.cost[i] = CostPerMillionTokens(price*float64(sr.gpus), sr.tps)
+			wl.gpus[i] = uint16(min(sr.gpus, math.MaxUint16))
+			out := p.dict[r.avail] == string(pricewatch.AvailableNo)
+			if out {
+				count(codeUnavailable) // ranked, but left out of answers by default
+			}
+			g := uint64(r.card)<<32 | uint64(r.mode)<<17 | uint64(wl.gpus[i])<<1
+			if out {
+				g |= 1
+			}
+			if b, ok := wl.best[g]; !ok || pt.lessRow(wi, int32(i), b) {
+				wl.best[g] = int32(i)
+			}
+		}
+	}
+	if n >= 20_000 && len(s.wl) > 1 {
+		var wg sync.WaitGroup
+		half := len(s.wl) / 2
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wi := half; wi < len(s.wl); wi++ {
+				rankWL(wi)
+			}
+		}()
+		for wi := 0; wi < half; wi++ {
+			rankWL(wi)
+		}
+		wg.Wait()
+	} else {
+		for wi := range s.wl {
+			rankWL(wi)
+		}
+	}
+	return pt
+}
+
+// lessRow orders two rows of the part as less orders their entries: by
+// cost, then price, then key (the source is the same).
+func (pt *part) lessRow(wi int, a, b int32) bool {
+	c := pt.wl[wi].cost
+	if c[a] != c[b] {
+		return c[a] < c[b]
+	}
+	if pt.base[a] != pt.base[b] {
+		return pt.base[a] < pt.base[b]
+	}
+	return pt.pack.Key(int(a)) < pt.pack.Key(int(b))
+}
+
+// lessAt orders rows of two parts as less orders their entries.
+func (s *Snapshot) lessAt(wi int, pa, ra, pb, rb int32) bool {
+	A, B := s.parts[pa], s.parts[pb]
+	ca, cb := A.wl[wi].cost[ra], B.wl[wi].cost[rb]
+	if ca != cb {
+		return ca < cb
+	}
+	if A.base[ra] != B.base[rb] {
+		return A.base[ra] < B.base[rb]
+	}
+	if A.pack.source != B.pack.source {
+		return A.pack.source < B.pack.source
+	}
+	return A.pack.Key(int(ra)) < B.pack.Key(int(rb))
+}
+
+// merge sums the parts' exclusions and keeps the cheapest row per group.
+func (s *Snapshot) merge() {
+	s.merged = make([]mergedWL, len(s.wl))
+	for wi := range s.wl {
+		m := &s.merged[wi]
+		m.ex = Exclusions{}
+		type gk struct {
+			card, mode string
+			gpus       int
+			out        bool
+		}
+		groups := map[gk]int{}
+		for pi, pt := range s.parts {
+			wl := &pt.wl[wi]
+			for c, n := range wl.ex {
+				if n > 0 {
+					m.ex[whyName(uint8(c))] += int(n)
+				}
+			}
+			p := pt.pack
+			for g, row := range wl.best {
+				r := &p.rows[row]
+				k := gk{p.dict[r.card], p.dict[r.mode], int(g>>1) & 0xffff, g&1 != 0}
+				if j, ok := groups[k]; !ok {
+					groups[k] = len(m.groups)
+					m.groups = append(m.groups, groupBest{card: k.card, mode: k.mode, gpus: k.gpus, out: k.out, part: int32(pi), row: row})
+				} else if gb := &m.groups[j]; s.lessAt(wi, int32(pi), row, gb.part, gb.row) {
+					gb.part, gb.row = int32(pi), row
+				}
+			}
+		}
+	}
+}
+
+// entryAt materializes the entry of a ranked row.
+func (s *Snapshot) entryAt(wi int, pi, row int32) Entry {
+	pt := s.parts[pi]
+	k := [2]int32{int32(wi), row}
+	pt.entriesMu.Lock()
+	e, ok := pt.entries[k]
+	pt.entriesMu.Unlock()
+	if ok {
+		return e
+	}
+	e, _ = s.entry(pt.pack.Offer(int(row)), s.wl[wi], s.profiles, s.cat, s.opt)
+	pt.entriesMu.Lock()
+	if pt.entries == nil {
+		pt.entries = map[[2]int32]Entry{}
+	}
+	if len(pt.entries) < maxCachedEntries {
+		pt.entries[k] = e
+	}
+	pt.entriesMu.Unlock()
+	return e
+}
+
+// maxCachedEntries bounds a part's cache of materialized entries (group
+// minimums and the top rows answers ask for).
+const maxCachedEntries = 8192
+
+// Excluded returns why offers stayed out of a workload's ranking.
+func (s *Snapshot) Excluded(workload string) Exclusions {
+	wi, ok := s.wlIndex[workload]
+	if !ok {
+		return nil
+	}
+	return s.merged[wi].ex
+}
+
+// groupEntries are a workload's group minimums as entries.
+func (s *Snapshot) groupEntries(wi int) []Entry {
+	m := &s.merged[wi]
+	m.once.Do(func() {
+		m.best = make([]Entry, len(m.groups))
+		for i, g := range m.groups {
+			m.best[i] = s.entryAt(wi, g.part, g.row)
+		}
+	})
+	return m.best
+}
+
+// Best returns the cheapest entry per card for the workload among the
+// filter's offers, sorted by cost; committed modes are priced per used hour
+// at the filter's utilization. Without regions or providers in the filter
+// it reads the per-group minimums only.
+func (s *Snapshot) Best(workload string, f Filter) []Entry {
+	wi, ok := s.wlIndex[workload]
+	if !ok {
+		return nil
+	}
+	if len(f.Modes) == 0 {
+		f.Modes = pricewatch.DefaultModes()
+	}
+	var cands []Entry
+	if len(f.Regions) == 0 && len(f.Providers) == 0 {
+		for _, e := range s.groupEntries(wi) {
+			if f.matches(&e) {
+				cands = append(cands, e)
+			}
+		}
+	} else {
+		// Regions and providers are not groups: the cheapest matching row
+		// per card is looked for in every part.
+		best := map[string][2]int32{}
+		s.scan(wi, f, func(pi, row int32) {
+			card := s.parts[pi].pack.dict[s.parts[pi].pack.rows[row].card]
+			if b, ok := best[card]; !ok || s.lessAt(wi, pi, row, b[0], b[1]) {
+				best[card] = [2]int32{pi, row}
+			}
+		})
+		for _, b := range best {
+			cands = append(cands, s.entryAt(wi, b[0], b[1]))
+		}
+	}
+	u := f.Utilization
+	if u <= 0 || u > 1 {
+		u = 1
+	}
+	best := map[string]int{}
+	var out []Entry
+	for _, e := range cands {
+		if e.Mode.Committed() {
+			e.Utilization = u
+			e.PricePerGPUHour /= u
+			e.UnitPricePerHour /= u
+			e.CostPerMillionTokens /= u
+		}
+		i, seen := best[e.Card]
+		switch {
+		case !seen:
+			best[e.Card] = len(out)
+			out = append(out, e)
+		case less(e, out[i]):
+			out[i] = e
+		}
+	}
+	sort := func(a, b Entry) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, sort)
+	return out
+}
+
+func (f *Filter) matches(e *Entry) bool {
+	return slices.Contains(f.Modes, e.Mode) && (f.Card == "" || e.Card == f.Card) && (f.MaxGPUs <= 0 || e.GPUs <= f.MaxGPUs) &&
+		(f.AnyAvailability || e.Available != pricewatch.AvailableNo) &&
+		(len(f.Regions) == 0 || slices.Contains(f.Regions, e.Region)) &&
+		(len(f.Providers) == 0 || slices.Contains(f.Providers, e.Provider))
+}
+
+// rowFilter is a Filter resolved against one pack's dict.
+type rowFilter struct {
+	modes, regions, providers map[uint32]bool
+	card                      int64 // dict index, -1 any, -2 none in the pack
+	out                       int64 // dict index of "no", -1 none
+}
+
+func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
+	rf := rowFilter{card: -1, out: -1}
+	set := func(vals []string) (map[uint32]bool, bool) {
+		if len(vals) == 0 {
+			return nil, true
+		}
+		m := map[uint32]bool{}
+		for i, d := range p.dict {
+			if slices.Contains(vals, d) {
+				m[uint32(i)] = true
+			}
+		}
+		return m, len(m) > 0
+	}
+	ms := make([]string, len(f.Modes))
+	for i, m := range f.Modes {
+		ms[i] = string(m)
+	}
+	var ok bool
+	if rf.modes, ok = set(ms); !ok || len(ms) == 0 {
+		return rf, false
+	}
+	if rf.regions, ok = set(f.Regions); !ok {
+		return rf, false
+	}
+	if rf.providers, ok = set(f.Providers); !ok {
+		return rf, false
+	}
+	if f.Card != "" {
+		rf.card = -2
+		for i, d := range p.dict {
+			if d == f.Card {
+				rf.card = int64(i)
+			}
+		}
+		if rf.card == -2 {
+			return rf, false
+		}
+	}
+	for i, d := range p.dict {
+		if d == string(pricewatch.AvailableNo) {
+			rf.out = int64(i)
+		}
+	}
+	return rf, true
+}
+
+// scan calls fn with every ranked row of the workload the filter keeps.
+func (s *Snapshot) scan(wi int, f Filter, fn func(pi, row int32)) {
+	for pi, pt := range s.parts {
+		rf, ok := f.forPack(pt.pack)
+		if !ok {
+			continue
+		}
+		wl := &pt.wl[wi]
+		for i := range pt.pack.rows {
+			if math.IsNaN(wl.cost[i]) {
+				continue
+			}
+			r := &pt.pack.rows[i]
+			if !rf.modes[r.mode] || (rf.card >= 0 && int64(r.card) != rf.card) || (f.MaxGPUs > 0 && int(wl.gpus[i]) > f.MaxGPUs) ||
+				(!f.AnyAvailability && int64(r.avail) == rf.out) ||
+				(rf.regions != nil && !rf.regions[r.region]) || (rf.providers != nil && !rf.providers[r.provider]) {
+				continue
+			}
+			fn(int32(pi), int32(i))
+		}
+	}
+}
+
+// Top returns the k cheapest ranked entries of the workload that the
+// filter keeps (every one for k ≤ 0), in ranking order. Empty Modes in the
+// filter means every mode here; Utilization is not applied.
+func (s *Snapshot) Top(workload string, f Filter, k int) []Entry {
+	wi, ok := s.wlIndex[workload]
+	if !ok {
+		return nil
+	}
+	if len(f.Modes) == 0 {
+		f.Modes = pricewatch.Modes()
+	}
+	type ref struct{ p, r int32 }
+	var refs []ref
+	lessRef := func(a, b ref) int {
+		if s.lessAt(wi, a.p, a.r, b.p, b.r) {
+			return -1
+		}
+		if s.lessAt(wi, b.p, b.r, a.p, a.r) {
+			return 1
+		}
+		return 0
+	}
+	s.scan(wi, f, func(pi, row int32) {
+		refs = append(refs, ref{pi, row})
+		if k > 0 && len(refs) >= 4*k+64 {
+			slices.SortFunc(refs, lessRef)
+			refs = refs[:k]
+		}
+	})
+	slices.SortFunc(refs, lessRef)
+	if k > 0 && len(refs) > k {
+		refs = refs[:k]
+	}
+	out := make([]Entry, len(refs))
+	for i, r := range refs {
+		out[i] = s.entryAt(wi, r.p, r.r)
+	}
+	return out
+}
+
+// Entries returns every ranked entry of a workload, sorted by cost then
+// the tie-breaks. It materializes and sorts them all: for small data and
+// tests; answers use Best and Top.
+func (s *Snapshot) Entries(workload string) []Entry {
+	return s.Top(workload, Filter{Modes: pricewatch.Modes(), AnyAvailability: true}, 0)
+}
+
+// Ranked reports whether the offer with the key is ranked for the workload
+// and kept by the filter (empty Modes: any mode).
+func (s *Snapshot) Ranked(workload, key string, f Filter) bool {
+	wi, ok := s.wlIndex[workload]
+	if !ok {
+		return false
+	}
+	if len(f.Modes) == 0 {
+		f.Modes = pricewatch.Modes()
+	}
+	pi, row, ok := s.find(key)
+	if !ok || math.IsNaN(s.parts[pi].wl[wi].cost[row]) {
+		return false
+	}
+	e := s.entryAt(wi, pi, row)
+	return f.matches(&e)
+}
+
+// find locates an offer by key: in the part of the source the key names
+// first, then in every part.
+func (s *Snapshot) find(key string) (int32, int32, bool) {
+	src, _, _ := strings.Cut(key, "/")
+	i, ok := slices.BinarySearchFunc(s.parts, src, func(p *part, src string) int { return cmp.Compare(p.pack.source, src) })
+	if ok {
+		if row, ok := s.parts[i].pack.Find(key); ok {
+			return int32(i), int32(row), true
+		}
+	}
+	for pi, pt := range s.parts {
+		if row, ok := pt.pack.Find(key); ok {
+			return int32(pi), int32(row), true
+		}
+	}
+	return 0, 0, false
+}
+
+// Offer returns the current offer with the key.
+func (s *Snapshot) Offer(key string) (pricewatch.Offer, bool) {
+	pi, row, ok := s.find(key)
+	if !ok {
+		return pricewatch.Offer{}, false
+	}
+	return s.parts[pi].pack.Offer(int(row)), true
+}
+
+// Offers iterates over every offer of the snapshot, by source and key.
+// An offer's strings and GPU counts are shared: do not modify them.
+func (s *Snapshot) Offers() func(yield func(pricewatch.Offer) bool) {
+	return func(yield func(pricewatch.Offer) bool) {
+		for _, pt := range s.parts {
+			for i := range pt.pack.rows {
+				if !yield(pt.pack.Offer(i)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// OfferCount is the number of offers in the snapshot.
+func (s *Snapshot) OfferCount() int { return s.count }
+
+// Packs are the snapshot's packs, by source.
+func (s *Snapshot) Packs() []*Pack {
+	out := make([]*Pack, len(s.parts))
+	for i, pt := range s.parts {
+		out[i] = pt.pack
+	}
+	return out
+}
+
+// References are the fresh reference prices (indexes, medians) of a card,
+// cheapest first; they are shown beside rankings, never ranked.
+func (s *Snapshot) References(card string) []pricewatch.Offer {
+	s.refsOnce.Do(func() {
+		// Indexed once per snapshot: /v1/best asks for every card's.
+		s.refs = map[string][]pricewatch.Offer{}
+		for _, pt := range s.parts {
+			for _, i := range pt.refs {
+				o := pt.pack.Offer(int(i))
+				s.refs[o.Card] = append(s.refs[o.Card], o)
+			}
+		}
+		for _, out := range s.refs {
+			slices.SortStableFunc(out, func(a, b pricewatch.Offer) int {
+				return cmp.Or(cmp.Compare(a.PricePerGPUHour, b.PricePerGPUHour), strings.Compare(a.Key, b.Key))
+			})
+		}
+	})
+	return s.refs[card]
+}
+
+// MarketMedian is the median price per GPU-hour, in the base currency, of
+// the fresh offers and reference prices of a card and mode from every
+// source but exclude; ok is false when there are none.
+func (s *Snapshot) MarketMedian(card string, mode pricewatch.Mode, exclude string) (float64, bool) {
+	k := card + "\x00" + string(mode)
+	var lists [][]float64
+	n := 0
+	for _, pt := range s.parts {
+		if pt.pack.source == exclude {
+			continue
+		}
+		if l := pt.marketPrices()[k]; len(l) > 0 {
+			lists = append(lists, l)
+			n += len(l)
+		}
+	}
+	switch {
+	case n == 0:
+		return 0, false
+	case len(lists) == 1:
+		return sortedMedian(lists[0]), true
+	}
+	all := make([]float64, 0, n)
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	return sortedMedian(all), true
+}
+
+func sortedMedian(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func (pt *part) marketPrices() map[string][]float64 {
+	pt.marketOnce.Do(func() {
+		p := pt.pack
+		m := map[string][]float64{}
+		for i := range p.rows {
+			r := &p.rows[i]
+			if p.dict[r.card] == "" || math.IsNaN(pt.base[i]) ||
+				(pt.staleAfter > 0 && pt.from-r.observedAt > int64(pt.staleAfter)) {
+				continue
+			}
+			k := p.dict[r.card] + "\x00" + p.dict[r.mode]
+			m[k] = append(m[k], pt.base[i])
+		}
+		for _, l := range m {
+			slices.Sort(l)
+		}
+		pt.market = m
+	})
+	return pt.market
+}

@@ -1,0 +1,280 @@
+// Command benchscale is the Go side of scripts/bench-scale: it builds the
+// 100k-offer fixture folder, loads HTTP endpoints, serves a bare handler
+// to compare with, measures a small source's run in a pipeline over the
+// 100k database and reports a database's size against its data.
+//
+//	benchscale genfixtures -out DIR [-bundles 50000]
+//	benchscale load -url URL [-duration 5s] [-c 4]
+//	benchscale bare -body FILE -addr HOST:PORT
+//	benchscale smallrun -db FILE -fixtures DIR -config FILE -source NAME
+//	benchscale sizes -db FILE
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/internal/scaletest"
+	"github.com/pricewatch/pricewatch/pipeline"
+	_ "github.com/pricewatch/pricewatch/scrapers/all"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: benchscale genfixtures|load|bare|smallrun|sizes [flags]")
+		os.Exit(2)
+	}
+	var err error
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case "genfixtures":
+		err = genFixtures(args)
+	case "load":
+		err = load(args)
+	case "bare":
+		err = bare(args)
+	case "smallrun":
+		err = smallRun(args)
+	case "sizes":
+		err = sizes(args)
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(1)
+	}
+}
+
+// genFixtures copies the embedded fixtures into a folder and replaces the
+// Vast answer with one of n bundles in the real format.
+func genFixtures(args []string) error {
+	fl := flag.NewFlagSet("genfixtures", flag.ExitOnError)
+	out := fl.String("out", "", "folder to write")
+	n := fl.Int("bundles", 50_000, "Vast bundles (each an on-demand and a spot offer)")
+	fl.Parse(args)
+	if *out == "" {
+		return fmt.Errorf("-out is required")
+	}
+	if err := os.CopyFS(*out, fixtures.FS()); err != nil {
+		return err
+	}
+	path := filepath.Join(*out, "vast", "bundles.json")
+	os.Chmod(path, 0o644)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := scaletest.WriteBundles(f, *n, 0, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fi, _ := os.Stat(path)
+	fmt.Printf("%s: %d bundles, %.0f MB\n", path, *n, float64(fi.Size())/1e6)
+	return nil
+}
+
+// load requests a URL from c keep-alive clients for a while and prints
+// the rate and latency percentiles as JSON.
+func load(args []string) error {
+	fl := flag.NewFlagSet("load", flag.ExitOnError)
+	u := fl.String("url", "", "URL to GET")
+	d := fl.Duration("duration", 5*time.Second, "how long")
+	c := fl.Int("c", 4, "concurrent clients")
+	fl.Parse(args)
+	tr := &http.Transport{MaxIdleConnsPerHost: *c}
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	var lat []time.Duration
+	errs := 0
+	end := time.Now().Add(*d)
+	var wg sync.WaitGroup
+	for range *c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			bad := 0
+			for time.Now().Before(end) {
+				t := time.Now()
+				res, err := client.Get(*u)
+				if err != nil {
+					bad++
+					continue
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					bad++
+					continue
+				}
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			errs += bad
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"url": *u, "requests": len(lat), "errors": errs, "rps": float64(len(lat)) / d.Seconds(),
+		"p50_ms": pct(0.5), "p99_ms": pct(0.99),
+	})
+}
+
+// bare serves a file's bytes as JSON, with nothing else.
+func bare(args []string) error {
+	fl := flag.NewFlagSet("bare", flag.ExitOnError)
+	bodyFile := fl.String("body", "", "file to serve")
+	addr := fl.String("addr", "127.0.0.1:0", "listen address")
+	fl.Parse(args)
+	body, err := os.ReadFile(*bodyFile)
+	if err != nil {
+		return err
+	}
+	return http.ListenAndServe(*addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	}))
+}
+
+// smallRun opens the database the 100k scrape wrote, builds the daemon's
+// pipeline over the fixture folder, and times what the daemon does: the
+// start-up read of every offer and the first ranking, then a run of one
+// small source and the refresh after it (re-ranking only that source).
+func smallRun(args []string) error {
+	fl := flag.NewFlagSet("smallrun", flag.ExitOnError)
+	db := fl.String("db", "", "database")
+	fx := fl.String("fixtures", "", "fixture folder")
+	cfgPath := fl.String("config", "", "config file")
+	source := fl.String("source", "matpool", "the small source")
+	n := fl.Int("n", 9, "timed runs (the median is reported)")
+	prof := fl.String("cpuprofile", "", "write a CPU profile of the timed runs")
+	fl.Parse(args)
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(*fx)))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
+	cfg.DB = *db
+	st, err := store.Open(*db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		Getenv: func(string) string { return "demo" }})
+	if err != nil {
+		return err
+	}
+	alloc := func() uint64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc
+	}
+	a0, t0 := alloc(), time.Now()
+	if err := p.Init(); err != nil {
+		return err
+	}
+	initDur, initAlloc := time.Since(t0), alloc()-a0
+	offers := p.View().Snapshot.OfferCount()
+	ctx := context.Background()
+	// Warm the small source once (its first run against this database
+	// may bring real changes), then time a second one.
+	p.RunSource(ctx, *source)
+	if err := p.Refresh(ctx); err != nil {
+		return err
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	type timing struct {
+		run, refresh, total time.Duration
+		alloc               uint64
+	}
+	var ts []timing
+	var sum pipeline.Summary
+	for range max(*n, 1) {
+		runtime.GC()
+		a0, t0 = alloc(), time.Now()
+		sum = p.RunSource(ctx, *source)
+		runDur := time.Since(t0)
+		t1 := time.Now()
+		if err := p.Refresh(ctx); err != nil {
+			return err
+		}
+		ts = append(ts, timing{runDur, time.Since(t1), time.Since(t0), alloc() - a0})
+		if sum.Err != nil {
+			return sum.Err
+		}
+	}
+	slices.SortFunc(ts, func(a, b timing) int { return int(a.total - b.total) })
+	med := ts[len(ts)/2]
+	runDur, refreshDur, total, totalAlloc := med.run, med.refresh, med.total, med.alloc
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"offers": offers, "source": *source, "source_offers": sum.Offers,
+		"init_ms": ms(initDur), "init_alloc_mb": float64(initAlloc) / 1e6,
+		"run_ms": ms(runDur), "refresh_ms": ms(refreshDur), "total_ms": ms(total), "total_alloc_mb": float64(totalAlloc) / 1e6,
+	})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// sizes prints a database's file size against the data it holds.
+func sizes(args []string) error {
+	fl := flag.NewFlagSet("sizes", flag.ExitOnError)
+	db := fl.String("db", "", "database")
+	fl.Parse(args)
+	st, err := store.Open(*db, store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sz, err := st.Sizes()
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{"file_mb": float64(sz.File) / 1e6, "data_mb": float64(sz.Data) / 1e6,
+		"ratio": float64(sz.File) / float64(sz.Data)})
+}

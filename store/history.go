@@ -1,0 +1,447 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// Buckets of the offers' history (schema 2).
+var (
+	bSeen      = []byte("seen")
+	bOfferIDs  = []byte("offer_ids")
+	bOfferKeys = []byte("offer_keys")
+	bTerms     = []byte("terms")
+	bTermIDs   = []byte("term_ids")
+	bHist      = []byte("hist")
+	bChangeIdx = []byte("change_index")
+)
+
+// Fill percents of the buckets whose keys arrive in order: an offer's
+// history rows (its id, then time: each offer's rows grow at its end),
+// the time-ordered change index and the id table are appended to, so their
+// pages are split full instead of half full.
+//
+// An offer's later rows land in the middle of the history bucket: there
+// the default split (half full) leaves room for the next ones, so a run
+// whose rows are mostly for new offers (appended after every id) fills its
+// pages and any other keeps the default.
+const fillAppend = 1.0
+
+// histTx is the history side of one write transaction.
+type histTx struct {
+	ids, keys, terms, termIDs, hist, idx *bolt.Bucket
+	termCache                            map[string]uint64
+	fresh                                int    // ids given in this transaction
+	slab                                 []byte // values written
+}
+
+func newHistTx(tx *bolt.Tx) *histTx {
+	h := &histTx{
+		ids: bucket(tx, bOfferIDs), keys: bucket(tx, bOfferKeys),
+		terms: bucket(tx, bTerms), termIDs: bucket(tx, bTermIDs),
+		hist: bucket(tx, bHist), idx: bucket(tx, bChangeIdx),
+		termCache: map[string]uint64{},
+	}
+	h.idx.FillPercent = fillAppend
+	h.keys.FillPercent = fillAppend
+	h.terms.FillPercent = fillAppend
+	return h
+}
+
+// offerID returns the interned id of an offer key, creating one.
+func (h *histTx) offerID(source, key string) (uint32, error) {
+	if v := h.ids.Get([]byte(key)); len(v) == 4 {
+		return binary.BigEndian.Uint32(v), nil
+	}
+	seq, err := h.keys.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	if seq > 1<<32-1 {
+		return 0, fmt.Errorf("offer ids exhausted")
+	}
+	id := uint32(seq)
+	h.fresh++
+	// Values stay referenced until the commit: they live in a slab.
+	if cap(h.slab)-len(h.slab) < 8+len(source)+len(key) {
+		h.slab = make([]byte, 0, max(256<<10, 8+len(source)+len(key)))
+	}
+	n := len(h.slab)
+	h.slab = binary.BigEndian.AppendUint32(h.slab, id)
+	idv := h.slab[n:len(h.slab):len(h.slab)]
+	n = len(h.slab)
+	h.slab = append(append(append(h.slab, source...), 0), key...)
+	kv := h.slab[n:len(h.slab):len(h.slab)]
+	if err := h.ids.Put([]byte(key), idv); err != nil {
+		return 0, err
+	}
+	return id, h.keys.Put(idv, kv)
+}
+
+// termsID returns the interned id of a terms tuple, creating one.
+func (h *histTx) termsID(t terms) (uint64, error) {
+	enc := encodeTerms(t)
+	if id, ok := h.termCache[string(enc)]; ok {
+		return id, nil
+	}
+	if v := h.termIDs.Get(enc); v != nil {
+		id, _ := binary.Uvarint(v)
+		h.termCache[string(enc)] = id
+		return id, nil
+	}
+	id, err := h.terms.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	if err := h.terms.Put(binary.AppendUvarint(nil, id), enc); err != nil {
+		return 0, err
+	}
+	if err := h.termIDs.Put(enc, binary.AppendUvarint(nil, id)); err != nil {
+		return 0, err
+	}
+	h.termCache[string(enc)] = id
+	return id, nil
+}
+
+func termsOf(o *pricewatch.Offer) terms {
+	return terms{Card: o.Card, GPUs: o.GPUs, Currency: o.Currency, Stock: o.Stock}
+}
+
+// change is one history row to write.
+type change struct {
+	offer *pricewatch.Offer
+	event Event
+}
+
+// writeChanges writes the history rows and change-index entries of one
+// run at time at. Rows are written in offer-id order, so a first run's
+// rows are appended in order.
+func (h *histTx) writeChanges(at time.Time, chs []change) error {
+	type row struct {
+		id uint32
+		ch change
+	}
+	rows := make([]row, 0, len(chs))
+	// New offers get their ids in key order.
+	if byKey := func(a, b change) int { return strings.Compare(a.offer.Key, b.offer.Key) }; !slices.IsSortedFunc(chs, byKey) {
+		slices.SortFunc(chs, byKey)
+	}
+	appeared := 0
+	for _, ch := range chs {
+		if ch.event == Appeared {
+			appeared++
+		}
+	}
+	if appeared > 1000 && appeared >= len(chs)*9/10 {
+		h.ids.FillPercent = fillAppend // a first load: its keys arrive in order
+	}
+	for _, ch := range chs {
+		id, err := h.offerID(ch.offer.Source, ch.offer.Key)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{id, ch})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(int64(a.id) - int64(b.id)) })
+	if h.fresh >= len(rows)*9/10 && len(rows) > 0 {
+		h.hist.FillPercent = fillAppend
+	}
+	var slab []byte
+	k := make([]byte, 12) // bbolt copies keys
+	for _, r := range rows {
+		o := r.ch.offer
+		tid, err := h.termsID(termsOf(o))
+		if err != nil {
+			return err
+		}
+		if cap(slab)-len(slab) < 24 {
+			slab = make([]byte, 0, 64<<10)
+		}
+		n := len(slab)
+		slab = appendRaw(slab, r.ch.event, o.Available, o.PricePerGPUHour, tid)
+		binary.BigEndian.PutUint32(k, r.id)
+		binary.BigEndian.PutUint64(k[4:], uint64(at.UnixNano()))
+		if err := h.hist.Put(k, slab[n:len(slab):len(slab)]); err != nil {
+			return err
+		}
+	}
+	copy(k, timeKey(at))
+	for _, r := range rows {
+		binary.BigEndian.PutUint32(k[8:], r.id)
+		if err := h.idx.Put(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// histReader reads history rows in one read transaction.
+type histReader struct {
+	ids, keys, terms, hist *bolt.Bucket
+	termCache              map[uint64]terms
+	keyCache               map[uint32][2]string
+}
+
+func newHistReader(tx *bolt.Tx) *histReader {
+	return &histReader{ids: bucket(tx, bOfferIDs), keys: bucket(tx, bOfferKeys), terms: bucket(tx, bTerms),
+		hist: bucket(tx, bHist), termCache: map[uint64]terms{}, keyCache: map[uint32][2]string{}}
+}
+
+func (r *histReader) id(key string) (uint32, bool) {
+	v := r.ids.Get([]byte(key))
+	if len(v) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(v), true
+}
+
+// source and key of an id.
+func (r *histReader) key(id uint32) (source, key string, err error) {
+	if sk, ok := r.keyCache[id]; ok {
+		return sk[0], sk[1], nil
+	}
+	v := r.keys.Get(idBytes(id))
+	i := bytes.IndexByte(v, 0)
+	if i < 0 {
+		return "", "", fmt.Errorf("offer id %d has no key", id)
+	}
+	source, key = string(v[:i]), string(v[i+1:])
+	r.keyCache[id] = [2]string{source, key}
+	return source, key, nil
+}
+
+func (r *histReader) termsOf(id uint64) (terms, error) {
+	if t, ok := r.termCache[id]; ok {
+		return t, nil
+	}
+	v := r.terms.Get(binary.AppendUvarint(nil, id))
+	if v == nil {
+		return terms{}, fmt.Errorf("terms %d missing", id)
+	}
+	t, err := decodeTerms(v)
+	if err != nil {
+		return t, err
+	}
+	r.termCache[id] = t
+	return t, nil
+}
+
+// rows appends the history rows of key k (an id and time) with value v:
+// one raw row, or a month row's days.
+func (r *histReader) rows(out []HistoryRow, k, v []byte) ([]HistoryRow, error) {
+	if len(v) > 0 && v[0]&rowMonth != 0 {
+		days, err := decodeMonth(v)
+		if err != nil {
+			return out, fmt.Errorf("decode history %x: %w", k, err)
+		}
+		month := keyTime(k[4:])
+		for _, d := range days {
+			t, err := r.termsOf(d.terms)
+			if err != nil {
+				return out, err
+			}
+			ev := Daily
+			if flagEvent(d.flags) == Vanished {
+				ev = Vanished
+			}
+			out = append(out, HistoryRow{At: month.AddDate(0, 0, d.day-1), Event: ev, Card: t.Card, GPUs: t.GPUs,
+				PricePerGPUHour: d.close, Currency: t.Currency, Available: flagAvailability(d.flags), Stock: t.Stock,
+				Open: d.open, Min: d.low, Max: d.high})
+		}
+		return out, nil
+	}
+	raw, err := decodeRaw(v)
+	if err != nil {
+		return out, fmt.Errorf("decode history %x: %w", k, err)
+	}
+	t, err := r.termsOf(raw.terms)
+	if err != nil {
+		return out, err
+	}
+	return append(out, HistoryRow{At: keyTime(k[4:]), Event: flagEvent(raw.flags), Card: t.Card, GPUs: t.GPUs,
+		PricePerGPUHour: raw.price, Currency: t.Currency, Available: flagAvailability(raw.flags), Stock: t.Stock}), nil
+}
+
+// history reads an offer's rows from since on (all with the zero time),
+// with the row in effect at since first.
+func (r *histReader) history(id uint32, since time.Time) ([]HistoryRow, error) {
+	var out []HistoryRow
+	prefix := idBytes(id)
+	c := r.hist.Cursor()
+	start := prefix
+	if !since.IsZero() {
+		start = histKey(id, since)
+	}
+	k, v := c.Seek(start)
+	if !since.IsZero() {
+		// The row before since is in effect at since.
+		pk, pv := before(c, k)
+		if pk != nil && bytes.HasPrefix(pk, prefix) {
+			var err error
+			if out, err = r.rows(out, pk, pv); err != nil {
+				return nil, err
+			}
+			if len(out) > 1 {
+				out = out[len(out)-1:] // of a month row, its last day
+			}
+		}
+		k, v = c.Seek(start)
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var err error
+		if out, err = r.rows(out, k, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// before steps back from the key a Seek found (nil: past the end).
+func before(c *bolt.Cursor, found []byte) ([]byte, []byte) {
+	if found == nil {
+		return c.Last()
+	}
+	return c.Prev()
+}
+
+// priceBefore is the price of the offer's row before key k (0 if none).
+func (r *histReader) priceBefore(c *bolt.Cursor, id uint32, k []byte) float64 {
+	at, _ := c.Seek(k)
+	pk, pv := before(c, at)
+	if pk == nil || !bytes.HasPrefix(pk, idBytes(id)) {
+		return 0
+	}
+	if len(pv) > 0 && pv[0]&rowMonth != 0 {
+		days, err := decodeMonth(pv)
+		if err != nil || len(days) == 0 {
+			return 0
+		}
+		return days[len(days)-1].close
+	}
+	raw, err := decodeRaw(pv)
+	if err != nil {
+		return 0
+	}
+	return raw.price
+}
+
+// History returns an offer's history rows, oldest first: its raw changes,
+// and for days older than the raw window (see Compact) one Daily row per
+// day with a change, carrying that day's open, min, max and close.
+func (s *Store) History(offerKey string) ([]HistoryRow, error) {
+	var out []HistoryRow
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := newHistReader(tx)
+		id, ok := r.id(offerKey)
+		if !ok {
+			return nil
+		}
+		var err error
+		out, err = r.history(id, time.Time{})
+		return err
+	})
+	return out, err
+}
+
+// Availability reads the availability share since the given time of each
+// offer key (keys whose availability was never known are left out).
+func (s *Store) Availability(keys []string, since, now time.Time) (map[string]float64, error) {
+	out := make(map[string]float64, len(keys))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := newHistReader(tx)
+		for _, key := range keys {
+			id, ok := r.id(key)
+			if !ok {
+				continue
+			}
+			rows, err := r.history(id, since)
+			if err != nil {
+				return err
+			}
+			if share, ok := AvailableShare(rows, since, now); ok {
+				out[key] = share
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// HistoryCount counts the stored history rows (a compacted month of an
+// offer counts once; a size check for tests and metrics).
+func (s *Store) HistoryCount() (int, error) {
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = bucket(tx, bHist).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// Changes returns the change-log entries from since on, oldest first (by
+// time, then offer key), from the last ChangeRetention.
+func (s *Store) Changes(since time.Time) ([]Change, error) {
+	var out []Change
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := newHistReader(tx)
+		hc := r.hist.Cursor()
+		c := bucket(tx, bChangeIdx).Cursor()
+		start := len(out)
+		var last []byte
+		for k, _ := c.Seek(timeKey(since)); k != nil; k, _ = c.Next() {
+			if len(k) != 12 {
+				continue
+			}
+			if last != nil && !bytes.Equal(last, k[:8]) {
+				sortByKey(out[start:])
+				start = len(out)
+			}
+			last = append(last[:0], k[:8]...)
+			id := binary.BigEndian.Uint32(k[8:])
+			at := keyTime(k[:8])
+			hk := histKey(id, at)
+			hkk, hv := hc.Seek(hk)
+			if !bytes.Equal(hkk, hk) {
+				continue // compacted away
+			}
+			raw, err := decodeRaw(hv)
+			if err != nil {
+				return err
+			}
+			t, err := r.termsOf(raw.terms)
+			if err != nil {
+				return err
+			}
+			source, key, err := r.key(id)
+			if err != nil {
+				return err
+			}
+			ch := Change{At: at, Key: key, Source: source, Card: t.Card, Event: flagEvent(raw.flags), Currency: t.Currency}
+			switch ch.Event {
+			case Appeared:
+				ch.NewPrice = raw.price
+			case Changed:
+				ch.NewPrice = raw.price
+				ch.OldPrice = r.priceBefore(hc, id, hk)
+			case Vanished:
+				ch.OldPrice = raw.price
+			}
+			out = append(out, ch)
+		}
+		sortByKey(out[start:])
+		return nil
+	})
+	return out, err
+}
+
+func sortByKey(chs []Change) {
+	slices.SortFunc(chs, func(a, b Change) int { return strings.Compare(a.Key, b.Key) })
+}

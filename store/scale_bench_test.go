@@ -1,0 +1,215 @@
+package store_test
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/internal/scaletest"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// wchar is the bytes this process has passed to write calls so far
+// (/proc/self/io), -1 where there is no such file.
+func wchar() int64 {
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "wchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
+func vastRun(at time.Time, offers []pricewatch.Offer) store.RunResult {
+	return store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers}
+}
+
+func openBench(b *testing.B, path string) *store.Store {
+	b.Helper()
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+// BenchmarkScale100k measures the store at 100k offers (50k Vast bundles
+// in the real card mix, on-demand and spot): the first write of them all
+// (time, bytes allocated, file size against the data it holds), an
+// unchanged re-scrape (time, bytes written) and runs where 1% of the
+// prices move (bytes of file per stored change). scripts/bench-scale runs
+// it; the figures are reported as metrics.
+func BenchmarkScale100k(b *testing.B) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	base, err := scaletest.Offers(50_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	copyOf := func() []pricewatch.Offer { return append([]pricewatch.Offer(nil), base...) }
+	b.Run("FirstWrite", func(b *testing.B) {
+		var ms0, ms1 runtime.MemStats
+		var sz store.Sizes
+		var alloc uint64
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			path := filepath.Join(b.TempDir(), strconv.Itoa(i)+".db")
+			i++
+			st := openBench(b, path)
+			offers := copyOf()
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			b.StartTimer()
+			if _, err := st.RecordRun(vastRun(t0, offers)); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&ms1)
+			alloc += ms1.TotalAlloc - ms0.TotalAlloc
+			if sz, err = st.Sizes(); err != nil {
+				b.Fatal(err)
+			}
+			st.Close()
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(alloc)/float64(b.N)/1e6, "alloc-MB/op")
+		b.ReportMetric(float64(sz.File)/1e6, "file-MB")
+		b.ReportMetric(float64(sz.Data)/1e6, "data-MB")
+		b.ReportMetric(float64(sz.File)/float64(sz.Data), "file/data")
+		b.ReportMetric(float64(len(base)), "offers")
+	})
+	b.Run("RescrapeUnchanged", func(b *testing.B) {
+		st := openBench(b, filepath.Join(b.TempDir(), "pw.db"))
+		defer st.Close()
+		if _, err := st.RecordRun(vastRun(t0, copyOf())); err != nil {
+			b.Fatal(err)
+		}
+		fi0, _ := os.Stat(st.Path())
+		offers := copyOf()
+		var written int64
+		i := 0
+		for b.Loop() {
+			i++
+			w0 := wchar()
+			run, err := st.RecordRun(vastRun(t0.Add(time.Duration(i)*10*time.Minute), offers))
+			if err != nil {
+				b.Fatal(err)
+			}
+			written += wchar() - w0
+			if run.Changes != 0 {
+				b.Fatalf("%d changes in an unchanged re-scrape", run.Changes)
+			}
+		}
+		fi1, _ := os.Stat(st.Path())
+		b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
+		b.ReportMetric(float64(fi1.Size()-fi0.Size())/float64(b.N), "file-growth-B/op")
+	})
+	b.Run("ChangeBytes", func(b *testing.B) {
+		// After 10 runs of warm-up, 50 runs that each move the prices of
+		// 1% of the offers: the file's growth per stored change.
+		const warm, runs = 10, 50
+		var perChange, dataPerChange float64
+		for b.Loop() {
+			b.StopTimer()
+			st := openBench(b, filepath.Join(b.TempDir(), "pw.db"))
+			cur := copyOf()
+			if _, err := st.RecordRun(vastRun(t0, cur)); err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			var sz0 store.Sizes
+			changes := 0
+			for v := range warm + runs {
+				if v == warm {
+					sz0, _ = st.Sizes()
+					changes = 0
+					b.StartTimer()
+				}
+				for range len(cur) / 100 {
+					o := &cur[r.IntN(len(cur))]
+					o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
+				}
+				run, err := st.RecordRun(vastRun(t0.Add(time.Duration(v+1)*10*time.Minute), cur))
+				if err != nil {
+					b.Fatal(err)
+				}
+				changes += run.Changes
+			}
+			b.StopTimer()
+			sz1, _ := st.Sizes()
+			st.Close()
+			perChange = float64(sz1.File-sz0.File) / float64(changes)
+			dataPerChange = float64(sz1.Data-sz0.Data) / float64(changes)
+			b.StartTimer()
+		}
+		b.ReportMetric(perChange, "file-B/change")
+		b.ReportMetric(dataPerChange, "data-B/change")
+	})
+}
+
+// BenchmarkYear10k scrapes 10k offers every 10 minutes for a year (52,560
+// runs) with 1% of the prices moving per run, compacting daily with the
+// default 90-day raw window, and reports the file size (the target is
+// ≤ 200 MB). It takes minutes: scripts/bench-scale runs it with
+// -benchtime 1x.
+func BenchmarkYear10k(b *testing.B) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	base, err := scaletest.Offers(5_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	days := 365
+	if d, err := strconv.Atoi(os.Getenv("PRICEWATCH_BENCH_DAYS")); err == nil && d > 0 {
+		days = d
+	}
+	var size, changes float64
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "pw.db")
+		st, err := store.Open(path, store.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cur := append([]pricewatch.Offer(nil), base...)
+		r := rand.New(rand.NewPCG(9, 10))
+		n := 0
+		for run := range days * 144 {
+			at := t0.Add(time.Duration(run) * 10 * time.Minute)
+			if run > 0 {
+				for range len(cur) / 100 {
+					o := &cur[r.IntN(len(cur))]
+					o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
+				}
+			}
+			res, err := st.RecordRun(vastRun(at, cur))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += res.Changes
+			if run%144 == 143 {
+				if _, err := st.Compact(at, store.DefaultRawWindow); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		sz, _ := st.Sizes()
+		st.Close()
+		size, changes = float64(sz.File), float64(n)
+	}
+	b.ReportMetric(size/1e6, "file-MB")
+	b.ReportMetric(changes, "changes")
+	b.ReportMetric(float64(days), "days")
+}
