@@ -6,6 +6,7 @@ import (
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -26,7 +27,19 @@ func (s *Server) sources(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sources": s.backend.Statuses()})
+	out := map[string]any{"sources": s.backend.Statuses()}
+	// Every flagged measurement, also those of a provider that is no
+	// source of its own (one a catalog source such as skypilot lists).
+	if wr, err := s.writer(); err == nil {
+		below := []rank.NormCheck{}
+		for _, c := range wr.NormChecks() {
+			if c.BelowNorm {
+				below = append(below, c)
+			}
+		}
+		out["below_norm"] = below
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

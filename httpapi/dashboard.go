@@ -449,6 +449,9 @@ type sourcesPage struct {
 	Sources []pipeline.SourceStatus
 	Stale   int
 	Failing int
+	// Norms are the provider- and offer-level measurements checked
+	// against their card's norm, flagged ones first.
+	Norms []rank.NormCheck
 }
 
 func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error {
@@ -459,6 +462,18 @@ func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error 
 	st := sourcesPage{page: page{Title: "Source health", Nav: "sources", Query: q}, Sources: s.backend.Statuses()}
 	if v := s.backend.View(); v != nil && v.Snapshot != nil {
 		st.GeneratedAt = v.Snapshot.GeneratedAt
+	}
+	if wr, err := s.writer(); err == nil {
+		st.Norms = slices.Clone(wr.NormChecks())
+		slices.SortStableFunc(st.Norms, func(a, b rank.NormCheck) int {
+			switch {
+			case a.BelowNorm == b.BelowNorm:
+				return 0
+			case a.BelowNorm:
+				return -1
+			}
+			return 1
+		})
 	}
 	for _, src := range st.Sources {
 		switch src.Status {

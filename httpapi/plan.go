@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,12 +15,6 @@ import (
 
 // MaxBodyBytes caps request bodies.
 const MaxBodyBytes = 1 << 20
-
-// Writer is the optional part of a Backend that stores measured profiles.
-type Writer interface {
-	SetProfile(rank.Profile) error
-	Profiles() ([]rank.Profile, error)
-}
 
 // DecodeSpec reads a job spec strictly: an unknown field or a value of the
 // wrong type is an error naming the field.
@@ -97,44 +90,6 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) writer() (Writer, error) {
-	wr, ok := s.backend.(Writer)
-	if !ok {
-		return nil, pricewatch.Errorf(pricewatch.ENotFound, "profiles are not available")
-	}
-	return wr, nil
-}
-
-func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if err := checkParams(q, "card", "workload", "origin"); err != nil {
-		return err
-	}
-	wr, err := s.writer()
-	if err != nil {
-		return err
-	}
-	ps, err := wr.Profiles()
-	if err != nil {
-		return err
-	}
-	out := []rank.Profile{}
-	for _, p := range ps {
-		if (q.Get("card") == "" || p.Card == q.Get("card")) && (q.Get("workload") == "" || p.Workload == q.Get("workload")) &&
-			(q.Get("origin") == "" || string(p.Origin) == q.Get("origin")) {
-			out = append(out, p)
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"profiles": out})
-	return nil
-}
-
-// ProfileBody is the body of PUT /v1/profiles/{card}/{workload}.
-type ProfileBody struct {
-	TokensPerSecond float64 `json:"tokens_per_second"`
-	Note            string  `json:"note,omitempty"`
-}
-
 // authorize checks the bearer token of a write request in constant time.
 // Without a configured token the write endpoints are off.
 func (s *Server) authorize(r *http.Request) error {
@@ -155,46 +110,3 @@ const (
 	EForbidden    = "forbidden"
 	EMethod       = "method_not_allowed"
 )
-
-func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
-		return err
-	}
-	card, workload := r.PathValue("card"), r.PathValue("workload")
-	if _, ok := normalize.DefaultCatalog().Card(card); !ok {
-		return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", card)
-	}
-	v, err := s.view()
-	if err != nil {
-		return err
-	}
-	if _, ok := v.Snapshot.Workload(workload); !ok {
-		return pricewatch.Errorf(pricewatch.EInvalid, "unknown workload %q", workload)
-	}
-	var body ProfileBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return pricewatch.Errorf(pricewatch.EInvalid, "invalid body: %v (want {\"tokens_per_second\": N, \"note\": \"…\"})", err)
-	}
-	if trailing(dec) {
-		return pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the profile (want one {\"tokens_per_second\": N, \"note\": \"…\"})")
-	}
-	if !(body.TokensPerSecond >= rank.MinProfileTokensPerSecond && body.TokensPerSecond < rank.MaxProfileTokensPerSecond) {
-		return pricewatch.Errorf(pricewatch.EInvalid, "tokens_per_second: must be within %g..%g", float64(rank.MinProfileTokensPerSecond), float64(rank.MaxProfileTokensPerSecond))
-	}
-	if len(body.Note) > 500 {
-		return pricewatch.Errorf(pricewatch.EInvalid, "note: at most 500 characters")
-	}
-	wr, err := s.writer()
-	if err != nil {
-		return err
-	}
-	p := rank.Profile{Card: card, Workload: workload, TokensPerSecond: body.TokensPerSecond, Origin: rank.OriginMeasured,
-		Note: strings.TrimSpace("measured: " + body.Note)}
-	if err := wr.SetProfile(p); err != nil {
-		return fmt.Errorf("store profile: %w", err)
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
-}

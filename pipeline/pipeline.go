@@ -326,13 +326,65 @@ func (p *Pipeline) swap() (*View, error) {
 	return v, nil
 }
 
-// SetProfile stores a profile (a user's measured one) and rebuilds the
-// ranking so that it applies at once.
-func (p *Pipeline) SetProfile(pr rank.Profile) error {
+// SetProfile stores a profile (a user's measured one), rebuilds the
+// ranking so that it applies at once, and checks provider- and offer-level
+// measurements against their card's norm: a new "below norm" flag queues
+// one Slack message. The check of the stored profile is returned when it
+// has one (a card-wide figure has none).
+func (p *Pipeline) SetProfile(ctx context.Context, pr rank.Profile) (*rank.NormCheck, error) {
 	if err := p.store.PutProfile(pr); err != nil {
-		return err
+		return nil, err
 	}
-	return p.Rebuild()
+	if err := p.Rebuild(); err != nil {
+		return nil, err
+	}
+	return p.checkNorms(ctx, pr.Key())
+}
+
+// DeleteProfile removes a measured profile; a card-wide one gives way to
+// the reference figure again. ok is false when there was none.
+func (p *Pipeline) DeleteProfile(ctx context.Context, card, workload, provider, offer string) (ok bool, err error) {
+	if ok, err = p.store.DeleteProfile(card, workload, provider, offer); err != nil || !ok {
+		return ok, err
+	}
+	if provider == "" {
+		if err := p.store.SeedProfiles(rank.SeedProfiles(p.catalog, p.workloads)); err != nil {
+			return true, fmt.Errorf("restore reference profiles: %w", err)
+		}
+	}
+	if err := p.Rebuild(); err != nil {
+		return true, err
+	}
+	// Other measurements' norms may have moved with this one gone.
+	_, err = p.checkNorms(ctx, "")
+	return true, err
+}
+
+// checkNorms runs the alert engine's norm check on the current view and
+// returns the check of the profile with key (nil when it has none).
+func (p *Pipeline) checkNorms(ctx context.Context, key string) (*rank.NormCheck, error) {
+	v := p.View()
+	if v == nil || v.Snapshot == nil {
+		return nil, nil
+	}
+	if err := p.alerts.CheckNorms(ctx, v.Snapshot); err != nil {
+		return nil, err
+	}
+	for _, c := range v.Snapshot.Norms {
+		if c.Key() == key {
+			return &c, nil
+		}
+	}
+	return nil, nil
+}
+
+// NormChecks are the current checks of provider- and offer-level
+// measurements against their card's norm.
+func (p *Pipeline) NormChecks() []rank.NormCheck {
+	if v := p.View(); v != nil && v.Snapshot != nil {
+		return v.Snapshot.Norms
+	}
+	return nil
 }
 
 // Profiles lists the stored throughput profiles.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
 	"github.com/pricewatch/pricewatch/store"
 )
@@ -41,6 +42,11 @@ type SourceStatus struct {
 	Held       string            `json:"held,omitempty"`
 	HeldOffers []HeldOfferStatus `json:"held_offers,omitempty"`
 	NextRun    *time.Time        `json:"next_run,omitempty"`
+	// BelowNorm lists the measurements taken on this provider's machines
+	// that fall more than 20% under their card's norm: a sign of throttled,
+	// shared or refurbished cards. The offers stay ranked, at the measured
+	// figure.
+	BelowNorm []rank.NormCheck `json:"below_norm,omitempty"`
 }
 
 // HeldOfferStatus is one outlier offer held back.
@@ -111,5 +117,13 @@ func (p *Pipeline) Statuses() []SourceStatus {
 	if v := p.View(); v != nil {
 		health = v.Health
 	}
-	return SourceStatuses(p.cfg, health, p.disabled, p.now(), p.NextRun)
+	out := SourceStatuses(p.cfg, health, p.disabled, p.now(), p.NextRun)
+	for i := range out {
+		for _, c := range p.NormChecks() {
+			if c.BelowNorm && c.Provider == out[i].Name {
+				out[i].BelowNorm = append(out[i].BelowNorm, c)
+			}
+		}
+	}
+	return out
 }

@@ -930,3 +930,19 @@ func (pt *part) marketPrices() map[string][]float64 {
 	})
 	return pt.market
 }
+
+// HasProvider reports whether some current offer is the provider's (and,
+// when offerID is given, has that offer ID): a measurement names where it
+// was taken, and a name no offer has is a typo that would never apply.
+func (s *Snapshot) HasProvider(provider, offerID string) bool {
+	for _, pt := range s.parts {
+		p := pt.pack
+		for i := range p.rows {
+			r := &p.rows[i]
+			if p.dict[r.provider] == provider && (offerID == "" || p.str(r.offerID) == offerID) {
+				return true
+			}
+		}
+	}
+	return false
+}

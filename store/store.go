@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -686,19 +687,51 @@ func (s *Store) Profiles() ([]rank.Profile, error) {
 		})
 	})
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Card != out[j].Card {
-			return out[i].Card < out[j].Card
-		}
-		return out[i].Workload < out[j].Workload
+		a, b := out[i], out[j]
+		return cmp.Or(cmp.Compare(a.Card, b.Card), cmp.Compare(a.Workload, b.Workload),
+			cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Offer, b.Offer)) < 0
 	})
 	return out, err
 }
 
-// PutProfile stores a profile, replacing any for the same card and workload.
+// profileKey is a profile's key: card and workload for a card-wide figure
+// (the layout every schema has used), with provider and offer appended for
+// a measurement tied to where it was taken, so one never replaces another.
+func profileKey(p rank.Profile) []byte {
+	if p.Provider == "" {
+		return join([]byte(p.Card), []byte(p.Workload))
+	}
+	return join([]byte(p.Card), []byte(p.Workload), []byte(p.Provider), []byte(p.Offer))
+}
+
+// PutProfile stores a profile, replacing any for the same card, workload,
+// provider and offer.
 func (s *Store) PutProfile(p rank.Profile) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return putJSON(bucket(tx, bProfiles), join([]byte(p.Card), []byte(p.Workload)), p)
+		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
 	})
+}
+
+// DeleteProfile removes the measured profile of a card and workload at a
+// scope (provider and offer empty for the card-wide one); a card-wide
+// measurement gives way to the reference figure, which the next seed
+// restores. ok is false when there was no measured profile to remove.
+func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, err error) {
+	k := profileKey(rank.Profile{Card: card, Workload: workload, Provider: provider, Offer: offer})
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := bucket(tx, bProfiles)
+		v := b.Get(k)
+		if v == nil {
+			return nil
+		}
+		var p rank.Profile
+		if err := json.Unmarshal(v, &p); err != nil || p.Origin != rank.OriginMeasured {
+			return nil
+		}
+		ok = true
+		return b.Delete(k)
+	})
+	return ok, err
 }
 
 // SeedProfiles stores reference profiles (published or estimated) without

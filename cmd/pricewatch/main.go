@@ -5,7 +5,7 @@
 //	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]
 //	pricewatch sources [--config FILE] [--db FILE] [--json]
 //	pricewatch plan   [--config FILE] [--db FILE] [--spec FILE] [job flags…] [--json]
-//	pricewatch profile set --card C --workload W --tps N [--note TEXT] | list
+//	pricewatch profile set --card C --workload W --tps N [--provider P] | import FILE … | list | delete
 //	pricewatch digest [--config FILE] [--db FILE] [--send] [--json]
 //	pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
@@ -65,7 +65,7 @@ Commands:
           unknown GPU names, failures, last error
   plan    price a job: memory, GPU count, hours, compute and hidden costs,
           total and pessimistic cost to target, per option
-  profile set or list throughput profiles (set: your measured tokens/s)
+  profile set, import, list or delete throughput profiles (your measured tokens/s)
   digest  print today's digest (--send: queue it for Slack and deliver it)
   silence add, list or remove silences of watches
   compact roll history older than the raw window into daily rows and shrink

@@ -580,3 +580,91 @@ func TestSources_Check(t *testing.T) {
 		t.Errorf("table: %v\n%s", err, out.String())
 	}
 }
+
+// TestProfileImport_EndToEnd: a Hugging Face metrics dict imported with the
+// CLI while serve runs goes through the daemon; its figure, 2645 tok/s on
+// runpod, is 2645 / 3526.386 (A100-80GB-SXM's published lora-7b figure) =
+// 75% of the card's norm, so plans use it for runpod's offers only, the
+// source page flags runpod and the fake Slack gets exactly one message,
+// also after a second import of the same file.
+func TestProfileImport_EndToEnd(t *testing.T) {
+	t.Setenv(config.EnvAPIToken, "tok-imp")
+	t.Setenv(config.EnvSlackToken, "xoxb-e2e")
+	slack := &fakeSlack{}
+	slackSrv := httptest.NewServer(slack)
+	defer slackSrv.Close()
+	cfg := writeConfig(t, filepath.Join(t.TempDir(), "pw.db"), slackSrv.URL, "@every 1h")
+	d := startServe(t, "--config", cfg, "--demo")
+	defer d.stop(t)
+	waitFor(t, 15*time.Second, "the first scrape", func() bool { return d.runsSince(t, time.Time{}) })
+
+	file := filepath.Join(t.TempDir(), "train_metrics.log")
+	os.WriteFile(file, []byte("{'train_runtime': 600.0, 'train_samples_per_second': 1.29, 'train_steps_per_second': 0.1, 'train_tokens_per_second': 2645.0, 'train_loss': 1.5, 'epoch': 1.0}\n"), 0o644)
+	importIt := func() string {
+		var out, errOut bytes.Buffer
+		if err := Run(t.Context(), []string{"profile", "import", file, "--config", cfg, "--card", "A100-80GB-SXM", "--workload", "lora-7b", "--provider", "runpod"}, &out, &errOut); err != nil {
+			t.Fatalf("profile import: %v %s", err, errOut.String())
+		}
+		return out.String()
+	}
+	if out := importIt(); !strings.Contains(out, "measured@runpod") || !strings.Contains(out, "below norm") || !strings.Contains(out, "train_metrics.log") {
+		t.Errorf("import output:\n%s", out)
+	}
+	belowNorm := func() int {
+		slack.mu.Lock()
+		defer slack.mu.Unlock()
+		n := 0
+		for _, s := range slack.texts {
+			if strings.Contains(s, "below norm") || strings.Contains(s, "below the card's norm") || strings.Contains(s, "of the card's norm") {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, 15*time.Second, "the below-norm message", func() bool { return belowNorm() > 0 })
+
+	res, err := http.Post(d.base+"/v1/plan", "application/json",
+		strings.NewReader(`{"workload": "lora-7b", "tokens": 1e8, "card": "A100-80GB-SXM", "max_gpus": 1, "limit": 200}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr rank.PlanResult
+	json.NewDecoder(res.Body).Decode(&pr)
+	res.Body.Close()
+	var runpod, others int
+	for _, o := range pr.Options {
+		switch {
+		case o.Provider == "runpod":
+			runpod++
+			if o.ThroughputOrigin != "measured@runpod" || o.TokensPerSecondPerGPU != 2645 || o.ThroughputNote == "" {
+				t.Errorf("runpod option %s: %v tok/s from %s, note %q", o.Offer, o.TokensPerSecondPerGPU, o.ThroughputOrigin, o.ThroughputNote)
+			}
+		case o.ThroughputOrigin == "measured@runpod":
+			t.Errorf("%s option %s uses runpod's measurement", o.Provider, o.Offer)
+		default:
+			others++
+		}
+	}
+	if runpod == 0 || others == 0 {
+		t.Fatalf("plan options: %d runpod, %d others", runpod, others)
+	}
+	var src struct{ Sources []httpapi.SourceStatus }
+	getJSON(t, d.base+"/v1/sources", &src)
+	for _, s := range src.Sources {
+		if (s.Name == "runpod") != (len(s.BelowNorm) == 1) {
+			t.Errorf("source %s below_norm %+v", s.Name, s.BelowNorm)
+		}
+	}
+	page, _ := http.Get(d.base + "/sources")
+	b, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(string(b), "BELOW NORM") {
+		t.Error("the dashboard's source page does not show the flag")
+	}
+
+	importIt()
+	time.Sleep(2 * time.Second) // the sender runs within seconds of a queued message
+	if n := belowNorm(); n != 1 {
+		t.Errorf("below-norm messages after a second import: %d, want 1: %q", n, slack.texts)
+	}
+}
