@@ -21,7 +21,7 @@ const EConflict = "conflict"
 func ready(v *pipeline.View) (bool, string) {
 	switch {
 	case v == nil || v.Snapshot == nil:
-		return false, "the database is not open yet"
+		return false, "starting: reading the stored offers and ranking them"
 	case v.Snapshot.OfferCount() > 0:
 		return true, ""
 	}

@@ -209,6 +209,21 @@ type session struct {
 // open starts the fixture server if asked, validates the config, opens the
 // store and builds the pipeline. Close releases them, the store last.
 func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer, onProgress func(scrapers.Progress)) (*session, error) {
+	s, err := c.openUninitialized(cfg, log, reg, onProgress)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.pipe.Init(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openUninitialized is open without the pipeline's Init (seeding profiles,
+// reading the stored offers, the first ranking): serve listens first and
+// answers 503 until Init has run.
+func (c *common) openUninitialized(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer, onProgress func(scrapers.Progress)) (*session, error) {
 	s := &session{}
 	var err error
 	if s.fx, err = c.startFixtures(cfg, log); err != nil {
@@ -228,9 +243,6 @@ func (c *common) open(cfg *config.Config, log *slog.Logger, reg prometheus.Regis
 		Notifier: notifier(cfg), Logger: log, Registry: reg, Getenv: c.getenv(), OnProgress: onProgress,
 	})
 	if err != nil {
-		return fail(err)
-	}
-	if err := s.pipe.Init(); err != nil {
 		return fail(err)
 	}
 	return s, nil

@@ -19,6 +19,8 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	fs := newFlags("serve", stdout, stderr)
 	var c common
 	c.register(fs, true)
@@ -39,7 +41,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(stderr, cfg.LogLevel)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	sess, err := c.open(cfg, log, reg, nil)
+	// Listen before reading the stored offers (at 100k they take a few
+	// hundred milliseconds): until the first ranking exists the API answers
+	// 503 with the reason, and /healthz answers at once.
+	sess, err := c.openUninitialized(cfg, log, reg, nil)
 	if err != nil {
 		return err
 	}
@@ -86,11 +91,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		p.RunSender(ctx)
 	}()
 
-	// The first scrape runs at once, then cron takes over.
+	// The stored ranking, then the first scrape at once, then cron.
 	firstDone := make(chan struct{})
+	initErr := make(chan error, 1)
 	go func() {
 		defer close(firstDone)
 		defer backend.firstRoundDone()
+		if err := p.Init(); err != nil {
+			initErr <- err
+			return
+		}
 		p.RunAll(ctx, nil)
 		if err := p.Refresh(ctx); err != nil {
 			log.Error("refresh failed", "err", err)
@@ -107,6 +117,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case <-ctx.Done():
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
+	case err := <-initErr:
+		cancel()
+		<-senderDone
+		srv.Close()
+		return fmt.Errorf("read the database: %w", err)
 	}
 	log.Info("shutting down")
 	// Stop scheduling and wait for running scrapes, then the server, then
