@@ -154,19 +154,32 @@ func stripPart(s string) string {
 
 // daemonJSON calls a running daemon's API with the bearer token.
 func daemonJSON(ctx context.Context, method, addr, path, token string, body, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	return daemonCall(ctx, method, addr, path, token, "application/json", b, out)
+}
+
+// daemonCall sends body (none when nil) to the daemon and decodes its JSON
+// answer into out (unless nil); a non-200 answer is an error with the
+// daemon's message.
+func daemonCall(ctx context.Context, method, addr, path, token, contentType string, body []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
 	if err != nil {
 		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -178,7 +191,7 @@ func daemonJSON(ctx context.Context, method, addr, path, token string, body, out
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
+		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&e)
 		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
 	}
 	if out == nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/httpapi"
@@ -223,30 +221,7 @@ func writeThroughDaemon(ctx context.Context, addr, token string, f profileFlags,
 			q.Set(k, strconv.Itoa(v))
 		}
 	}
-	return daemonRaw(ctx, http.MethodPost, addr, "/v1/profiles/import?"+q.Encode(), token, data, out)
-}
-
-// daemonRaw sends a raw body to the daemon and decodes its JSON answer.
-func daemonRaw(ctx context.Context, method, addr, path, token string, body []byte, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/octet-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&e)
-		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
-	}
-	return json.NewDecoder(res.Body).Decode(out)
+	return daemonCall(ctx, http.MethodPost, addr, "/v1/profiles/import?"+q.Encode(), token, "application/octet-stream", data, out)
 }
 
 func printStored(w io.Writer, res httpapi.ProfileResponse) {
