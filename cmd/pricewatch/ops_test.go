@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +17,16 @@ import (
 
 // Every command's -h and --help exits 0 and prints its flags and an example.
 func TestHelp_EveryCommand(t *testing.T) {
-	for _, args := range [][]string{{"serve"}, {"scrape"}, {"best"}, {"sources"}, {"plan"}, {"profile", "set"}, {"profile", "list"},
-		{"digest"}, {"silence", "add"}, {"silence", "list"}, {"silence", "remove"}, {"export"}, {"version"}} {
+	// Every command with a help text, so a new one is covered too.
+	names := slices.Sorted(maps.Keys(helpText))
+	for _, cmd := range []string{"serve", "scrape", "best", "sources", "plan", "profile set", "profile import", "profile list",
+		"profile delete", "digest", "silence add", "silence list", "silence remove", "compact", "export", "version"} {
+		if !slices.Contains(names, cmd) {
+			t.Errorf("%s has no help text", cmd)
+		}
+	}
+	for _, name := range names {
+		args := strings.Fields(name)
 		for _, h := range []string{"-h", "--help"} {
 			var out, errOut bytes.Buffer
 			err := Run(t.Context(), append(append([]string{}, args...), h), &out, &errOut)
