@@ -48,6 +48,8 @@ func init() {
 		"when":  func(t *time.Time) string { return whenText(t) },
 		"unit":  unitText,
 		"lower": strings.ToLower,
+		// Vast hosts without a city are ", US" (the offer key keeps it).
+		"place": func(r string) string { return strings.TrimSpace(strings.TrimPrefix(r, ",")) },
 		"pct":   func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 		"join":  strings.Join,
 		"inc":   func(i int) int { return i + 1 },
