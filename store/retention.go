@@ -94,6 +94,12 @@ type offerRollup struct {
 	days   []dayOf
 }
 
+// monthRef is a month row seen by the cursor, not yet decoded.
+type monthRef struct {
+	at   int64
+	k, v []byte
+}
+
 type dayOf struct {
 	month int64
 	row   dayRow
@@ -128,22 +134,48 @@ func compactFrom(tx *bolt.Tx, from uint32, cut time.Time, st *CompactStats) (uin
 				cur = nil
 			}
 		}
+		// An offer's month rows are read only when it has raw rows to roll
+		// up: most offers have none on a daily run, and decoding and
+		// copying every month row of every offer each day made a year of
+		// daily compactions quadratic. Until this batch writes (after the
+		// scan), the cursor's values stay valid uncopied.
+		var pending []monthRef
+		takeMonth := func(at int64, k, v []byte) error {
+			days, err := decodeMonth(v)
+			if err != nil {
+				return fmt.Errorf("decode history %x: %w", k, err)
+			}
+			w.months[at] = append([]byte{}, v...)
+			if n := len(days); n > 0 {
+				d := days[n-1]
+				last, lastClose, prevVanished = &d, d.close, flagEvent(d.flags) == Vanished
+			}
+			return nil
+		}
+		rolling := false
 		for ; k != nil && len(k) == 12 && binary.BigEndian.Uint32(k) == id; k, v = c.Next() {
 			at := keyTime(k[4:])
 			if len(v) > 0 && v[0]&rowMonth != 0 {
-				days, err := decodeMonth(v)
-				if err != nil {
-					return 0, false, fmt.Errorf("decode history %x: %w", k, err)
+				if !rolling {
+					pending = append(pending, monthRef{at.UnixNano(), k, v})
+					continue
 				}
-				w.months[at.UnixNano()] = append([]byte{}, v...)
-				if n := len(days); n > 0 {
-					d := days[n-1]
-					last, lastClose, prevVanished = &d, d.close, flagEvent(d.flags) == Vanished
+				if err := takeMonth(at.UnixNano(), k, v); err != nil {
+					return 0, false, err
 				}
 				continue
 			}
 			if !at.Before(cut) {
 				break
+			}
+			if !rolling {
+				rolling = true
+				for _, m := range pending {
+					if err := takeMonth(m.at, m.k, m.v); err != nil {
+						return 0, false, err
+					}
+				}
+				pending = nil
 			}
 			raw, err := decodeRaw(v)
 			if err != nil {

@@ -212,3 +212,59 @@ func TestRewrite_Shrinks(t *testing.T) {
 		t.Errorf("%d offers after the rewrite", len(o))
 	}
 }
+
+// Compacting every day, as the daemon does, leaves the same history as
+// compacting once at the end: month rows written by one compaction are
+// merged, never lost or doubled, by the next. Five offers change price a
+// few times a day for 150 days (one vanishes for a week and comes back).
+func TestCompact_DailyEqualsOnce(t *testing.T) {
+	daily, once := mustOpen(t), mustOpen(t)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ids := []string{"a", "b", "c", "d", "e"}
+	for day := range 150 {
+		for h := 0; h < 24; h += 6 {
+			at := start.Add(time.Duration(day)*24*time.Hour + time.Duration(h)*time.Hour)
+			var offers []pricewatch.Offer
+			for i, id := range ids {
+				if id == "c" && day >= 40 && day < 47 {
+					continue // vanished for a week
+				}
+				// Offer i moves on every (i+1)-th step.
+				step := (day*4 + h/6) / (i + 1)
+				offers = append(offers, offer(id, 1+0.01*float64(step%17)))
+			}
+			for _, st := range []*store.Store{daily, once} {
+				if _, err := st.RecordRun(okRun(at, offers...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := daily.Compact(start.Add(time.Duration(day+1)*24*time.Hour), 30*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := start.Add(150 * 24 * time.Hour)
+	stats, err := once.Compact(end, 30*24*time.Hour)
+	if err != nil || stats.RawRows == 0 {
+		t.Fatalf("one compaction: %+v %v", stats, err)
+	}
+	for _, id := range ids {
+		a, err := daily.History(offer(id, 0).Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := once.History(offer(id, 0).Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a) != len(b) || len(a) < 100 {
+			t.Fatalf("%s: %d rows compacted daily, %d once", id, len(a), len(b))
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Errorf("%s row %d: daily %+v, once %+v", id, i, a[i], b[i])
+				break
+			}
+		}
+	}
+}
