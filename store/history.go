@@ -173,14 +173,42 @@ func (h *histTx) writeChanges(at time.Time, chs []change) error {
 			return err
 		}
 	}
-	copy(k, timeKey(at))
-	for _, r := range rows {
-		binary.BigEndian.PutUint32(k[8:], r.id)
-		if err := h.idx.Put(k, nil); err != nil {
-			return err
-		}
+	ids := make([]uint32, len(rows))
+	for i, r := range rows {
+		ids[i] = r.id
 	}
-	return nil
+	return h.indexChanges(at, ids)
+}
+
+// indexChanges adds offer ids to the change index entry of time at: one
+// key per run time whose value is the sorted ids (4 bytes each), instead
+// of a key per change (12 bytes plus bbolt's 16 per element), so a change
+// costs the index 4 bytes. Runs of two sources at the same instant share
+// the entry.
+func (h *histTx) indexChanges(at time.Time, ids []uint32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	k := timeKey(at)
+	if old := h.idx.Get(k); len(old) > 0 {
+		ids = append(ids, decodeIDs(old)...)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	v := make([]byte, 0, 4*len(ids))
+	for _, id := range ids {
+		v = binary.BigEndian.AppendUint32(v, id)
+	}
+	return h.idx.Put(k, v)
+}
+
+// decodeIDs reads a change index value.
+func decodeIDs(v []byte) []uint32 {
+	out := make([]uint32, 0, len(v)/4)
+	for ; len(v) >= 4; v = v[4:] {
+		out = append(out, binary.BigEndian.Uint32(v))
+	}
+	return out
 }
 
 // histReader reads history rows in one read transaction.
@@ -394,52 +422,54 @@ func (s *Store) Changes(since time.Time) ([]Change, error) {
 		r := newHistReader(tx)
 		hc := r.hist.Cursor()
 		c := bucket(tx, bChangeIdx).Cursor()
-		start := len(out)
-		var last []byte
-		for k, _ := c.Seek(timeKey(since)); k != nil; k, _ = c.Next() {
-			if len(k) != 12 {
+		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
 				continue
 			}
-			if last != nil && !bytes.Equal(last, k[:8]) {
-				sortByKey(out[start:])
-				start = len(out)
-			}
-			last = append(last[:0], k[:8]...)
-			id := binary.BigEndian.Uint32(k[8:])
-			at := keyTime(k[:8])
-			hk := histKey(id, at)
-			hkk, hv := hc.Seek(hk)
-			if !bytes.Equal(hkk, hk) {
-				continue // compacted away
-			}
-			raw, err := decodeRaw(hv)
-			if err != nil {
+			start := len(out)
+			if err := r.changesAt(hc, keyTime(k), decodeIDs(v), &out); err != nil {
 				return err
 			}
-			t, err := r.termsOf(raw.terms)
-			if err != nil {
-				return err
-			}
-			source, key, err := r.key(id)
-			if err != nil {
-				return err
-			}
-			ch := Change{At: at, Key: key, Source: source, Card: t.Card, Event: flagEvent(raw.flags), Currency: t.Currency}
-			switch ch.Event {
-			case Appeared:
-				ch.NewPrice = raw.price
-			case Changed:
-				ch.NewPrice = raw.price
-				ch.OldPrice = r.priceBefore(hc, id, hk)
-			case Vanished:
-				ch.OldPrice = raw.price
-			}
-			out = append(out, ch)
+			sortByKey(out[start:])
 		}
-		sortByKey(out[start:])
 		return nil
 	})
 	return out, err
+}
+
+// changesAt appends the changes of the offers ids at one run time.
+func (r *histReader) changesAt(hc *bolt.Cursor, at time.Time, ids []uint32, out *[]Change) error {
+	for _, id := range ids {
+		hk := histKey(id, at)
+		hkk, hv := hc.Seek(hk)
+		if !bytes.Equal(hkk, hk) {
+			continue // compacted away
+		}
+		raw, err := decodeRaw(hv)
+		if err != nil {
+			return err
+		}
+		t, err := r.termsOf(raw.terms)
+		if err != nil {
+			return err
+		}
+		source, key, err := r.key(id)
+		if err != nil {
+			return err
+		}
+		ch := Change{At: at, Key: key, Source: source, Card: t.Card, Event: flagEvent(raw.flags), Currency: t.Currency}
+		switch ch.Event {
+		case Appeared:
+			ch.NewPrice = raw.price
+		case Changed:
+			ch.NewPrice = raw.price
+			ch.OldPrice = r.priceBefore(hc, id, hk)
+		case Vanished:
+			ch.OldPrice = raw.price
+		}
+		*out = append(*out, ch)
+	}
+	return nil
 }
 
 func sortByKey(chs []Change) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -120,6 +121,18 @@ func migrateV1(tx *bolt.Tx) error {
 		}
 	}
 	if cl := root.Bucket(bChangelogV1); cl != nil {
+		// Schema 1's keys are time, 0, offer key: one run's changes are
+		// contiguous, and go into one index entry.
+		var at []byte
+		var ids []uint32
+		flush := func() error {
+			if at == nil {
+				return nil
+			}
+			err := h.indexChanges(keyTime(at), ids)
+			at, ids = nil, nil
+			return err
+		}
 		err := cl.ForEach(func(k, _ []byte) error {
 			if len(k) < 10 || k[8] != 0 {
 				return nil
@@ -128,8 +141,20 @@ func migrateV1(tx *bolt.Tx) error {
 			if len(v) != 4 {
 				return nil // a change without a history row
 			}
-			return h.idx.Put(append(append([]byte{}, k[:8]...), v...), nil)
+			if at != nil && !bytes.Equal(at, k[:8]) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			if at == nil {
+				at = append([]byte{}, k[:8]...)
+			}
+			ids = append(ids, binary.BigEndian.Uint32(v))
+			return nil
 		})
+		if err == nil {
+			err = flush()
+		}
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ type CompactStats struct {
 }
 
 // compactBatch bounds one transaction of Compact (raw rows rolled up).
-const compactBatch = 50_000
+const compactBatch = 2_000
 
 // Compact rolls every offer's raw history rows from before the raw window
 // (window back from now, rounded down to a UTC day; at least MinRawWindow)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -266,5 +267,34 @@ func TestCompact_DailyEqualsOnce(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// Two sources' runs at the same instant share one change index entry;
+// Changes returns the changes of both, by key.
+func TestChanges_SameInstantTwoSources(t *testing.T) {
+	st := mustOpen(t)
+	vastOffer := func(id string, price float64) pricewatch.Offer {
+		return pricewatch.Offer{Key: pricewatch.OfferKey("vast", id, "", pricewatch.ModeOnDemand), Source: "vast", OfferID: id,
+			Card: "A40", GPUs: 1, Mode: pricewatch.ModeOnDemand, PricePerGPUHour: price, Currency: "USD"}
+	}
+	if _, err := st.RecordRun(okRun(t0, offer("b", 1), offer("a", 2))); err != nil {
+		t.Fatal(err)
+	}
+	vr := store.RunResult{Run: pricewatch.Run{Source: "vast", Started: t0, OK: true, Offers: 1}, Offers: []pricewatch.Offer{vastOffer("c", 3)}}
+	if _, err := st.RecordRun(vr); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := st.Changes(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range ch {
+		keys = append(keys, c.Key)
+	}
+	want := []string{offer("a", 0).Key, offer("b", 0).Key, vastOffer("c", 0).Key}
+	if !slices.Equal(keys, want) {
+		t.Errorf("changes %v, want %v", keys, want)
 	}
 }

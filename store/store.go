@@ -74,7 +74,7 @@ func Open(path string, opt Options) (*Store, error) {
 		opt.Timeout = 2 * time.Second
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly,
-		InitialMmapSize: initialMmapSize, FreelistType: bolt.FreelistMapType, NoSync: opt.NoSync})
+		InitialMmapSize: initialMmapSize, FreelistType: bolt.FreelistArrayType, NoSync: opt.NoSync})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
 	}
