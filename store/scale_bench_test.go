@@ -120,7 +120,10 @@ func BenchmarkScale100k(b *testing.B) {
 	})
 	b.Run("ChangeBytes", func(b *testing.B) {
 		// After 10 runs of warm-up, 50 runs that each move the prices of
-		// 1% of the offers: the file's growth per stored change.
+		// 1% of the offers: the keys and values per stored change, and the
+		// file's growth (coarse: 50 runs stay within a few allocation
+		// steps; Year10k with PRICEWATCH_BENCH_DAYS=20 gives the long-run
+		// file per change).
 		const warm, runs = 10, 50
 		var perChange, dataPerChange float64
 		for b.Loop() {
