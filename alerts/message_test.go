@@ -14,6 +14,7 @@ import (
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -196,4 +197,22 @@ func TestDigestMessages_GoldenAndLimits(t *testing.T) {
 			t.Errorf("message %d is not numbered: %.40q", i, m.Text)
 		}
 	}
+}
+
+// The below-norm message names the card, where it was measured and the
+// ratio, escapes what an offer ID may hold, and stays within Slack's
+// limits whatever the offer ID's length.
+func TestNormMessage(t *testing.T) {
+	c := rank.NormCheck{Card: "A100-80GB-SXM", Workload: "lora-7b", Provider: "runpod", Offer: "NVIDIA A100 <SXM4>/community",
+		TokensPerSecond: 2645, Norm: 3526.386, NormFrom: "published", Ratio: 2645 / 3526.386, BelowNorm: true}
+	m := alerts.NormMessage(c)
+	checkLimits(t, m)
+	// 2645 / 3526.386 = 0.750: "75%".
+	for _, want := range []string{"A100-80GB-SXM", "runpod", "75%", "3526", "published", "&lt;SXM4&gt;"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("text %q lacks %q", m.Text, want)
+		}
+	}
+	c.Offer = strings.Repeat("x", 5000)
+	checkLimits(t, alerts.NormMessage(c))
 }
