@@ -53,20 +53,27 @@ type ProfileResponse struct {
 	Import *profileimport.Result `json:"import,omitempty"`
 }
 
-func entryOf(p rank.Profile, norms map[string]rank.NormCheck) ProfileEntry {
-	e := ProfileEntry{Profile: p, Scope: p.Scope(), Label: p.Label()}
-	if c, ok := norms[p.Key()]; ok {
-		e.Norm = &c
-	}
-	return e
+// NewProfileEntry is a profile as listed, with its norm check (nil when it
+// has none).
+func NewProfileEntry(p rank.Profile, norm *rank.NormCheck) ProfileEntry {
+	return ProfileEntry{Profile: p, Scope: p.Scope(), Label: p.Label(), Norm: norm}
 }
 
-func normIndex(cs []rank.NormCheck) map[string]rank.NormCheck {
-	m := make(map[string]rank.NormCheck, len(cs))
-	for _, c := range cs {
-		m[c.Key()] = c
+// ProfileEntries lists profiles with the norm checks that apply to them.
+func ProfileEntries(ps []rank.Profile, checks []rank.NormCheck) []ProfileEntry {
+	norms := make(map[string]rank.NormCheck, len(checks))
+	for _, c := range checks {
+		norms[c.Key()] = c
 	}
-	return m
+	out := make([]ProfileEntry, 0, len(ps))
+	for _, p := range ps {
+		var norm *rank.NormCheck
+		if c, ok := norms[p.Key()]; ok {
+			norm = &c
+		}
+		out = append(out, NewProfileEntry(p, norm))
+	}
+	return out
 }
 
 func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
@@ -90,15 +97,11 @@ func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	norms := normIndex(wr.NormChecks())
 	out := []ProfileEntry{}
-	for _, p := range ps {
-		if (q.Get("card") != "" && p.Card != q.Get("card")) || (q.Get("workload") != "" && p.Workload != q.Get("workload")) ||
-			(q.Get("origin") != "" && string(p.Origin) != q.Get("origin")) || (q.Get("provider") != "" && p.Provider != q.Get("provider")) {
-			continue
-		}
-		e := entryOf(p, norms)
-		if belowOnly && (e.Norm == nil || !e.Norm.BelowNorm) {
+	for _, e := range ProfileEntries(ps, wr.NormChecks()) {
+		if (q.Get("card") != "" && e.Card != q.Get("card")) || (q.Get("workload") != "" && e.Workload != q.Get("workload")) ||
+			(q.Get("origin") != "" && string(e.Origin) != q.Get("origin")) || (q.Get("provider") != "" && e.Provider != q.Get("provider")) ||
+			(belowOnly && (e.Norm == nil || !e.Norm.BelowNorm)) {
 			continue
 		}
 		out = append(out, e)
@@ -242,7 +245,7 @@ func (s *Server) storeProfile(w http.ResponseWriter, ctx context.Context, p rank
 	if err != nil {
 		return fmt.Errorf("store profile: %w", err)
 	}
-	res := ProfileResponse{ProfileEntry: ProfileEntry{Profile: p, Scope: p.Scope(), Label: p.Label(), Norm: c}, Import: imp}
+	res := ProfileResponse{ProfileEntry: NewProfileEntry(p, c), Import: imp}
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }

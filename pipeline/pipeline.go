@@ -370,10 +370,8 @@ func (p *Pipeline) checkNorms(ctx context.Context, key string) (*rank.NormCheck,
 	if err := p.alerts.CheckNorms(ctx, v.Snapshot); err != nil {
 		return nil, err
 	}
-	for _, c := range v.Snapshot.Norms {
-		if c.Key() == key {
-			return &c, nil
-		}
+	if c, ok := v.Snapshot.NormOf(key); ok {
+		return &c, nil
 	}
 	return nil, nil
 }

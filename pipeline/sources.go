@@ -118,8 +118,9 @@ func (p *Pipeline) Statuses() []SourceStatus {
 		health = v.Health
 	}
 	out := SourceStatuses(p.cfg, health, p.disabled, p.now(), p.NextRun)
+	checks := p.NormChecks()
 	for i := range out {
-		for _, c := range p.NormChecks() {
+		for _, c := range checks {
 			if c.BelowNorm && c.Provider == out[i].Name {
 				out[i].BelowNorm = append(out[i].BelowNorm, c)
 			}

@@ -931,6 +931,12 @@ func (pt *part) marketPrices() map[string][]float64 {
 	return pt.market
 }
 
+// NormOf is the norm check of the profile with the key (Profile.Key).
+func (s *Snapshot) NormOf(key string) (NormCheck, bool) {
+	c, ok := s.norms[key]
+	return c, ok
+}
+
 // HasProvider reports whether some current offer is the provider's (and,
 // when offerID is given, has that offer ID): a measurement names where it
 // was taken, and a name no offer has is a typo that would never apply.

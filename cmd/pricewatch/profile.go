@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,7 +31,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		groupHelp(stdout, "profile", profileSubs...)
 		return nil
 	}
-	if len(args) == 0 || !containsString(profileSubs, args[0]) {
+	if len(args) == 0 || !slices.Contains(profileSubs, args[0]) {
 		return usageError{"usage: pricewatch profile set --card C --workload W --tps N [--provider P [--offer O]] [--note TEXT]" +
 			" | profile import FILE --card C --workload W [--provider P [--offer O]] [--gpus N] [--seq-len N] [--format F] [--field F]" +
 			" | profile list [--card C] [--workload W] [--provider P] [--below-norm] [--json]" +
@@ -184,7 +185,7 @@ func writeProfile(ctx context.Context, cfg *config.Config, f profileFlags, data 
 		if err != nil {
 			return err
 		}
-		res.ProfileEntry = httpapi.ProfileEntry{Profile: pr, Scope: pr.Scope(), Label: pr.Label(), Norm: c}
+		res.ProfileEntry = httpapi.NewProfileEntry(pr, c)
 		return nil
 	})
 	if errors.Is(err, store.ErrLocked) {
@@ -278,21 +279,8 @@ func listProfiles(ctx context.Context, cfg *config.Config, f profileFlags, stdou
 	var entries []httpapi.ProfileEntry
 	err := readOrAsk(cfg, f.addr, stderr, func(p *pipeline.Pipeline) error {
 		ps, err := p.Profiles()
-		if err != nil {
-			return err
-		}
-		norms := map[string]rank.NormCheck{}
-		for _, c := range p.NormChecks() {
-			norms[c.Key()] = c
-		}
-		for _, pr := range ps {
-			e := httpapi.ProfileEntry{Profile: pr, Scope: pr.Scope(), Label: pr.Label()}
-			if c, ok := norms[pr.Key()]; ok {
-				e.Norm = &c
-			}
-			entries = append(entries, e)
-		}
-		return nil
+		entries = httpapi.ProfileEntries(ps, p.NormChecks())
+		return err
 	}, func(addr string) error {
 		var out struct{ Profiles []httpapi.ProfileEntry }
 		err := daemonJSON(ctx, http.MethodGet, addr, "/v1/profiles", "", nil, &out)
@@ -327,13 +315,4 @@ func listProfiles(ctx context.Context, cfg *config.Config, f profileFlags, stdou
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\n", e.Card, e.Workload, e.TokensPerSecond, e.Label, norm, e.Note)
 	}
 	return tw.Flush()
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
