@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -29,18 +30,20 @@ const (
 
 func esc(s string) string { return slackutilsx.EscapeMessage(s) }
 
-// Money formats an amount with sensible precision for prices and costs.
+// Money formats an amount with sensible precision for prices and costs:
+// whole units from 100, cents from 1, else three significant digits, so a
+// non-zero amount never reads as 0.0000 and zero reads as 0.
 func Money(v float64, cur string) string {
+	a := math.Abs(v)
 	switch {
-	case v >= 100:
+	case v == 0:
+		return "0 " + cur
+	case a >= 100:
 		return fmt.Sprintf("%.0f %s", v, cur)
-	case v >= 1:
+	case a >= 1:
 		return fmt.Sprintf("%.2f %s", v, cur)
-	case v >= 0.1:
-		return fmt.Sprintf("%.3f %s", v, cur)
-	default:
-		return fmt.Sprintf("%.4f %s", v, cur)
 	}
+	return fmt.Sprintf("%.*f %s", 2-int(math.Floor(math.Log10(a))), v, cur)
 }
 
 // ChangeMessage renders a posted decision for a watch: the workload, last

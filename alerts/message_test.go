@@ -216,3 +216,25 @@ func TestNormMessage(t *testing.T) {
 	c.Offer = strings.Repeat("x", 5000)
 	checkLimits(t, alerts.NormMessage(c))
 }
+
+// Amounts keep three significant digits below one unit, so no non-zero
+// cost reads as zero; zero is written plainly.
+func TestMoney(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0 USD"},
+		{1234.4, "1234 USD"},
+		{12.345, "12.35 USD"},
+		{0.5, "0.500 USD"},
+		{0.0841, "0.0841 USD"},
+		{0.000034, "0.0000340 USD"},
+		{-0.0123, "-0.0123 USD"},
+		{-2.5, "-2.50 USD"},
+	} {
+		if got := alerts.Money(c.v, "USD"); got != c.want {
+			t.Errorf("Money(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

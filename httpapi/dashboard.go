@@ -42,12 +42,13 @@ func init() {
 			}
 			return alerts.Money(v, cur)
 		},
-		"num":   func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) },
-		"gb":    func(v float64) string { return fmt.Sprintf("%.1f", v) },
-		"ago":   ago,
-		"when":  func(t *time.Time) string { return whenText(t) },
-		"unit":  unitText,
-		"lower": strings.ToLower,
+		"num":    func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) },
+		"gb":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"ago":    ago,
+		"when":   func(t *time.Time) string { return whenText(t) },
+		"unit":   unitText,
+		"billed": billedText,
+		"lower":  strings.ToLower,
 		// Vast hosts without a city are ", US" (the offer key keeps it).
 		"place": func(r string) string { return strings.TrimSpace(strings.TrimPrefix(r, ",")) },
 		"pct":   func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
@@ -314,11 +315,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 	for _, n := range wl {
 		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
 	}
-	modePairs := []string{"", "on-demand and spot"}
-	for _, m := range pricewatch.Modes() {
-		modePairs = append(modePairs, string(m), string(m))
-	}
-	st.Modes = options(st.Mode, modePairs...)
+	st.Modes = options(st.Mode, modeChoices()...)
 	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
 	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
 	st.Avail = options(st.Available, "", "not out of stock", "any", "any, out of stock included")
@@ -410,6 +407,32 @@ func unitText(u pricewatch.RentUnit, gpus, used int, counts []int) string {
 	}
 	if used > 0 && used < gpus {
 		s += fmt.Sprintf(", %d used", used)
+	}
+	return s
+}
+
+// modeChoices are the billing selector's value/label pairs: the default
+// (on-demand and spot), then every mode alone.
+func modeChoices() []string {
+	pairs := []string{"", "on-demand and spot"}
+	for _, m := range pricewatch.Modes() {
+		pairs = append(pairs, string(m), string(m))
+	}
+	return pairs
+}
+
+// billedText says what a plan option pays for: "0.69 h", or for a
+// commitment "1 × 730 h, pays above 77% use" (or "never beats on-demand").
+func billedText(o rank.Option) string {
+	if o.PeriodsBilled == 0 {
+		return strconv.FormatFloat(o.BilledHours, 'g', 3, 64) + " h"
+	}
+	s := fmt.Sprintf("%d × %g h", o.PeriodsBilled, o.PeriodHours)
+	switch {
+	case o.BreakEvenUtilization != nil:
+		s += fmt.Sprintf(", pays above %.0f%% use", *o.BreakEvenUtilization*100)
+	case o.BreakEven == "never":
+		s += ", never beats on-demand"
 	}
 	return s
 }
@@ -556,7 +579,7 @@ func (s *Server) dashboardPlan(w http.ResponseWriter, r *http.Request) error {
 	for _, n := range snap.WorkloadNames() {
 		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
 	}
-	st.Modes = options(st.Mode, "", "on-demand and spot", "ondemand", "ondemand", "spot", "spot", "ondemand,spot,monthly", "on-demand, spot, monthly")
+	st.Modes = options(st.Mode, append(modeChoices(), "ondemand,spot,monthly", "on-demand, spot, monthly")...)
 	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
 	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
 	if submitted {

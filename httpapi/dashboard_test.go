@@ -70,6 +70,13 @@ func TestDashboard_PagesWithoutJavaScript(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `id="plan-memory"`) || !strings.Contains(body, "optimizer 28.0") || strings.Count(body, "<tr>") < 5 {
 		t.Errorf("/plan: %d\n%.2000s", code, body)
 	}
+	// A commitment bills whole periods: the Billed column says how many and
+	// whether the period can beat on-demand.
+	code, body = h.page(t, "/plan?workload=lora-7b&tokens=15000000&mode=monthly")
+	if code != 200 || !strings.Contains(body, "<th>Billed</th>") || !strings.Contains(body, "<th>Region</th>") ||
+		!regexp.MustCompile(`<td class="billed">1 × 730 h, (pays above \d+% use|never beats on-demand)</td>`).MatchString(body) {
+		t.Errorf("/plan monthly: %d\n%.3000s", code, body)
+	}
 	if code, body := h.page(t, "/plan?workload=lora-7b&tokens=-1"); code != 400 || !strings.Contains(body, "tokens") {
 		t.Errorf("/plan with bad tokens: %d", code)
 	}

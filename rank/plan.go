@@ -269,8 +269,11 @@ type Option struct {
 	// own price: shown beside the total, never taken off it.
 	// BreakEvenUtilization is the share of a period above which the
 	// commitment costs less than the cheapest on-demand offer of the card
-	// (one renting as many GPUs where there is one): the two prices per
-	// GPU-hour divided.
+	// (one renting as many GPUs where there is one, priced at
+	// OnDemandPerGPUHour): the two prices per GPU-hour divided. When the
+	// commitment's hourly rate is not below that on-demand rate no use of
+	// the period can pay for it: BreakEvenUtilization is then absent and
+	// BreakEven says "never".
 	PeriodHours          float64  `json:"period_hours,omitempty"`
 	PeriodsBilled        int      `json:"periods_billed,omitempty"`
 	PeriodPrice          float64  `json:"period_price,omitempty"`
@@ -278,6 +281,8 @@ type Option struct {
 	Utilization          float64  `json:"utilization,omitempty"`
 	OtherWorkCredit      float64  `json:"other_work_credit,omitempty"`
 	BreakEvenUtilization *float64 `json:"break_even_utilization,omitempty"`
+	BreakEven            string   `json:"break_even,omitempty"`
+	OnDemandPerGPUHour   *float64 `json:"on_demand_per_gpu_hour,omitempty"`
 	// ComputeCost is the GPU time billed for the job; HiddenCosts the
 	// rest (start-up, storage, egress, spot reclaims); TotalCost their sum.
 	ComputeCost          float64            `json:"compute_cost"`
@@ -371,8 +376,13 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 			od, ok = onDemand[o.Card]
 		}
 		if ok && od > 0 {
-			u := o.PricePerGPUHour / od
-			o.BreakEvenUtilization = &u
+			o.OnDemandPerGPUHour = &od
+			// At 100% or more the commitment can at best tie: never.
+			if u := o.PricePerGPUHour / od; u < 1 {
+				o.BreakEvenUtilization = &u
+			} else {
+				o.BreakEven = "never"
+			}
 		}
 	}
 	if job.Method == MethodServe && job.BaseTokensPerSecond > 0 {

@@ -202,6 +202,47 @@ func TestPlan_RentalUnitsAndFit(t *testing.T) {
 	}
 }
 
+// A commitment whose hourly rate is not below the cheapest on-demand rate
+// of the card can never pay for itself: no break-even share above 100%.
+func TestPlan_CommitmentThatNeverPays(t *testing.T) {
+	cheap := off("v", "v", "od", "RTX-4090", pricewatch.ModeOnDemand, 0.30, "USD")
+	dear := off("p", "p", "od2", "RTX-4090", pricewatch.ModeOnDemand, 0.50, "USD")
+	monthly := off("p", "p", "m", "RTX-4090", pricewatch.ModeMonthly, 0.36, "USD")
+	weekly := off("p", "p", "w", "RTX-4090", pricewatch.ModeWeekly, 0.30, "USD")
+	daily := off("p", "p", "d", "RTX-4090", pricewatch.ModeDaily, 0.24, "USD")
+	snap := planSnap(t, cheap, dear, monthly, weekly, daily)
+	res, err := snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7, Modes: []string{"monthly", "weekly", "daily"}}),
+		nil, normalize.DefaultCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[pricewatch.Mode]rank.Option{}
+	for _, o := range res.Options {
+		by[o.Mode] = o
+	}
+	// Against the cheapest on-demand 0.30 (not the dearer 0.50): the month
+	// at 0.36 needs 120% use, so never; the week at exactly 0.30 can only
+	// tie at full use, so never; the day at 0.24 pays above 0.24 / 0.30 =
+	// 80% use.
+	for _, c := range []struct {
+		mode  pricewatch.Mode
+		never bool
+		share float64
+	}{{pricewatch.ModeMonthly, true, 0}, {pricewatch.ModeWeekly, true, 0}, {pricewatch.ModeDaily, false, 0.8}} {
+		o, ok := by[c.mode]
+		switch {
+		case !ok:
+			t.Errorf("%s: no option", c.mode)
+		case o.OnDemandPerGPUHour == nil || *o.OnDemandPerGPUHour != 0.30:
+			t.Errorf("%s: compared with %v, want 0.30", c.mode, o.OnDemandPerGPUHour)
+		case c.never && (o.BreakEven != "never" || o.BreakEvenUtilization != nil):
+			t.Errorf("%s: break-even %q %v, want never", c.mode, o.BreakEven, o.BreakEvenUtilization)
+		case !c.never && (o.BreakEven != "" || o.BreakEvenUtilization == nil || !near(*o.BreakEvenUtilization, c.share, 1e-12)):
+			t.Errorf("%s: break-even %q %v, want %v", c.mode, o.BreakEven, o.BreakEvenUtilization, c.share)
+		}
+	}
+}
+
 // Identical offers (same card, source, mode, region, unit and price) are
 // one option with a count.
 func TestPlan_CollapsesIdenticalOffers(t *testing.T) {

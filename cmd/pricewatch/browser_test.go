@@ -195,6 +195,18 @@ func TestDashboard_InBrowser(t *testing.T) {
 		t.Errorf("the options did not come from POST /v1/plan: %q", p)
 	}
 	screenshot("plan.png")
+	// A monthly rental priced in the form bills one whole month, and the
+	// row says whether that month can beat on-demand (app.js renders it).
+	do(chromedp.SetValue(chromedp.CSS(`#plan-form select[name=mode]`), "monthly"), chromedp.Click(chromedp.CSS(`#plan-submit`)))
+	// Wait for the new table: its first row's Mode cell says monthly.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const c = document.querySelector("#plan tbody tr td:nth-child(5)"); return !!c && c.textContent === "monthly"; })()`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("no monthly plan in the page: %v", err)
+	}
+	if b := text(`#plan tbody tr td:nth-child(11)`); !strings.HasPrefix(b, "1 × 730 h, ") {
+		t.Errorf("monthly plan's Billed cell = %q, want one month of 730 h and its break-even", b)
+	}
+	screenshot("plan-monthly.png")
 	t.Logf("screenshots in %s", shots)
 	// The plan came from the API: the same spec answers there.
 	res, err := http.Post(d.base+"/v1/plan", "application/json", strings.NewReader(`{"workload":"lora-7b","tokens":15000000,"limit":20}`))

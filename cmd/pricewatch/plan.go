@@ -373,8 +373,13 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 		fmt.Fprintf(w, "  hidden: %s; total %s, pessimistic %s (30%% slower and one restart)\n",
 			strings.Join(parts, ", "), money(o.TotalCost), money(o.PessimisticTotalCost))
 	}
-	if o.BreakEvenUtilization != nil {
-		fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s when at least %.0f%% of each period is used\n", o.Card, *o.BreakEvenUtilization*100)
+	switch {
+	case o.BreakEvenUtilization != nil:
+		fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s (%s %s/GPU-h) when at least %.0f%% of each period is used\n",
+			o.Card, money(*o.OnDemandPerGPUHour), r.Currency, *o.BreakEvenUtilization*100)
+	case o.BreakEven == "never":
+		fmt.Fprintf(w, "  never beats the cheapest on-demand offer of %s: %s %s/GPU-h on demand, %s committed, even at full use\n",
+			o.Card, money(*o.OnDemandPerGPUHour), r.Currency, money(o.PricePerGPUHour))
 	}
 	if sp := o.Spot; sp != nil {
 		if sp.CheckpointIntervalMinutes > 0 {

@@ -23,7 +23,9 @@ function text(tag, s, cls) {
 
 function money(v, cur) {
   if (v === null || v === undefined || !isFinite(v)) return "—";
-  var a = Math.abs(v), d = a >= 100 ? 0 : a >= 1 ? 2 : a >= 0.1 ? 3 : 4;
+  // As the server's: 0, whole units from 100, cents from 1, else three significant digits.
+  if (v === 0) return "0 " + cur;
+  var a = Math.abs(v), d = a >= 100 ? 0 : a >= 1 ? 2 : 2 - Math.floor(Math.log10(a));
   return v.toFixed(d) + " " + cur;
 }
 
@@ -31,6 +33,16 @@ function unitText(o) {
   if (o.rent_unit === "fixed") return "fixed unit of " + o.gpus + " GPU" + (o.gpus === 1 ? "" : "s");
   var c = o.gpu_counts || [], s = "per GPU: " + o.gpus + " rented";
   if (c.length) s += c[0] === c[c.length - 1] ? " (" + c[0] + " allowed)" : " (" + c[0] + "–" + c[c.length - 1] + " allowed)";
+  return s;
+}
+
+// billedText matches the server's: hours billed, or whole periods with
+// the share of use at which the commitment beats on-demand.
+function billedText(o) {
+  if (!o.periods_billed) return o.billed_hours.toPrecision(3) + " h";
+  var s = o.periods_billed + " × " + o.period_hours + " h";
+  if (o.break_even_utilization != null) s += ", pays above " + Math.round(o.break_even_utilization * 100) + "% use";
+  else if (o.break_even === "never") s += ", never beats on-demand";
   return s;
 }
 
@@ -59,7 +71,7 @@ function planSubmit(form) {
       out.lastChild.id = "plan-memory";
       out.appendChild(text("p", p.options.length + " of " + p.considered + " options, costs in " + cur + " (from POST /v1/plan)."));
       var t = document.createElement("table"); t.id = "plan"; t.className = "data";
-      var head = ["#", "Card", "Source", "Mode", "Rented", "Memory / GPU", "Tokens/s", "Origin", "Hours", "Compute", "Hidden", "Total", "Cost / M tokens", "Offer"];
+      var head = ["#", "Card", "Source", "Region", "Mode", "Rented", "Memory / GPU", "Tokens/s", "Origin", "Hours", "Billed", "Compute", "Hidden", "Total", "Cost / M tokens", "Offer"];
       var tr = document.createElement("tr");
       head.forEach(function (h) { tr.appendChild(text("th", h)); });
       t.appendChild(document.createElement("thead")).appendChild(tr);
@@ -67,12 +79,13 @@ function planSubmit(form) {
       p.options.forEach(function (o, i) {
         var hidden = 0;
         Object.keys(o.hidden_costs || {}).forEach(function (k) { hidden += o.hidden_costs[k]; });
-        var row = [String(i + 1), o.card, o.source, o.mode, unitText(o),
+        var region = (o.region || "").replace(/^,\s*/, "") || "—";
+        var row = [String(i + 1), o.card, o.source, region, o.mode, unitText(o),
           o.memory_per_gpu_gb.toFixed(1) + " GB" + (o.gpus_used > 1 ? " × " + o.gpus_used : "") + (o.fits ? "" : " (does not fit: " + o.reason + ")"),
-          Math.round(o.tokens_per_second).toString(), o.throughput_origin, o.hours.toPrecision(3),
+          Math.round(o.tokens_per_second).toString(), o.throughput_origin, o.hours.toPrecision(3), billedText(o),
           money(o.compute_cost, cur), money(hidden, cur), money(o.total_cost, cur), money(o.cost_per_million_tokens, cur), o.offer];
         var r2 = document.createElement("tr");
-        row.forEach(function (c, j) { r2.appendChild(text("td", c, [6, 8, 9, 10, 11, 12].indexOf(j) >= 0 ? "num" : "")); });
+        row.forEach(function (c, j) { r2.appendChild(text("td", c, [7, 9, 11, 12, 13, 14].indexOf(j) >= 0 ? "num" : "")); });
         tb.appendChild(r2);
       });
       if (!p.options.length) tb.appendChild(document.createElement("tr")).appendChild(text("td", "No option for this job."));
