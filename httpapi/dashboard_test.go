@@ -77,6 +77,11 @@ func TestDashboard_PagesWithoutJavaScript(t *testing.T) {
 		!regexp.MustCompile(`<td class="billed">1 × 730 h, (pays above \d+% use|never beats on-demand)</td>`).MatchString(body) {
 		t.Errorf("/plan monthly: %d\n%.3000s", code, body)
 	}
+	// An empty plan says why: here every 4090 offer is too small on one GPU.
+	if code, body := h.page(t, "/plan?workload=full-ft-7b&tokens=15000000&max_gpus=1&card=RTX-4090"); code != 200 ||
+		!regexp.MustCompile(`No option for this job: \d+ offers in these modes cannot hold it`).MatchString(body) {
+		t.Errorf("/plan with nothing big enough: %d\n%.3000s", code, body)
+	}
 	if code, body := h.page(t, "/plan?workload=lora-7b&tokens=-1"); code != 400 || !strings.Contains(body, "tokens") {
 		t.Errorf("/plan with bad tokens: %d", code)
 	}

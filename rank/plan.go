@@ -311,9 +311,13 @@ type PlanResult struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	// OffersConsidered counts the offers priced; Considered the distinct
 	// options they make before Limit cut the list.
-	OffersConsidered int      `json:"offers_considered"`
-	Considered       int      `json:"considered"`
-	Options          []Option `json:"options"`
+	OffersConsidered int `json:"offers_considered"`
+	Considered       int `json:"considered"`
+	// UnfitOffers counts the offers in the job's modes that cannot hold the
+	// job (left out unless IncludeUnfit), so an empty plan can say whether
+	// nothing was offered or nothing was big enough.
+	UnfitOffers int      `json:"unfit_offers"`
+	Options     []Option `json:"options"`
 	// Fleets are, for a serving load with a base and a peak, each card's
 	// cheapest mix of committed and on-demand rentals, cheapest first.
 	Fleets []FleetPlan `json:"fleets,omitempty"`
@@ -351,6 +355,9 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		}
 		if !slices.Contains(job.Modes, o.Mode) {
 			continue
+		}
+		if why != "" {
+			res.UnfitOffers++
 		}
 		opt, ok := s.option(job, card, rental, why, o, price, conv)
 		if ok {

@@ -243,6 +243,28 @@ func TestPlan_CommitmentThatNeverPays(t *testing.T) {
 	}
 }
 
+// An empty plan says why: offers that cannot hold the job are counted,
+// apart from there being no offer in the modes at all.
+func TestPlan_EmptyPlanCountsUnfitOffers(t *testing.T) {
+	snap := planSnap(t, fixed(off("v", "v", "a", "RTX-4090", pricewatch.ModeOnDemand, 0.3, "USD"), 1),
+		off("r", "r", "b", "RTX-4090", pricewatch.ModeOnDemand, 0.4, "USD"))
+	// full-ft-7b needs 56.8 GB; a 4090 holds 19.2 GB, so on one GPU
+	// (max_gpus 1) neither the fixed one-GPU unit nor the per-GPU offer can
+	// hold it.
+	for _, c := range []struct {
+		modes []string
+		unfit int
+	}{{[]string{"ondemand"}, 2}, {[]string{"monthly"}, 0}} {
+		res, err := snap.Plan(resolve(t, rank.JobSpec{Workload: "full-ft-7b", Tokens: 1e7, MaxGPUs: 1, Modes: c.modes}), nil, normalize.DefaultCatalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Options) != 0 || res.UnfitOffers != c.unfit {
+			t.Errorf("%v: %d options, %d unfit offers, want 0 and %d", c.modes, len(res.Options), res.UnfitOffers, c.unfit)
+		}
+	}
+}
+
 // Identical offers (same card, source, mode, region, unit and price) are
 // one option with a count.
 func TestPlan_CollapsesIdenticalOffers(t *testing.T) {

@@ -255,7 +255,16 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	}
 	tw.Flush()
 	if len(r.Options) == 0 {
-		fmt.Fprintln(w, "(no option: no eligible offer can hold this job; try --include-unfit or a larger --max-gpus)")
+		where := "any card"
+		if j.Card != "" {
+			where = j.Card
+		}
+		if r.UnfitOffers > 0 {
+			fmt.Fprintf(w, "(no option: %s of %s in modes %v cannot hold this job; try --include-unfit or a larger --max-gpus)\n",
+				plural(r.UnfitOffers, "offer"), where, j.Modes)
+		} else {
+			fmt.Fprintf(w, "(no option: no available offer of %s in modes %v; try other --modes or --available any)\n", where, j.Modes)
+		}
 		return
 	}
 	if r.Considered > len(r.Options) {

@@ -88,7 +88,8 @@ function planSubmit(form) {
         row.forEach(function (c, j) { r2.appendChild(text("td", c, [7, 9, 11, 12, 13, 14].indexOf(j) >= 0 ? "num" : "")); });
         tb.appendChild(r2);
       });
-      if (!p.options.length) tb.appendChild(document.createElement("tr")).appendChild(text("td", "No option for this job."));
+      if (!p.options.length) tb.appendChild(document.createElement("tr")).appendChild(text("td", "No option for this job: " +
+        (p.unfit_offers ? p.unfit_offers + " offers in these modes cannot hold it (try more GPUs)." : "no available offer in these modes.")));
       out.appendChild(t);
     })
     .catch(function (e) { out.replaceChildren(text("p", String(e), "error")); });
