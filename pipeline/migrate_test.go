@@ -3,12 +3,15 @@ package pipeline_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,11 +76,36 @@ func TestMigrateV1_SameAPIAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		delete(g, "next") // the cursor of the next page is new
+		if strings.Contains(target, "workload=serve-") {
+			// Serving estimates changed after the golden was written (the
+			// per-operator decode roofline, issue 8), which moves figures
+			// and order but nothing stored: compare the offers chosen.
+			withoutEstimates(g)
+			withoutEstimates(w)
+		}
 		if !reflect.DeepEqual(g, w) {
 			gb, _ := json.Marshal(g)
 			t.Errorf("%s differs from schema 1:\n got  %.400s\n want %.400s", target, gb, bytes.TrimSpace(want))
 		}
 	}
+}
+
+// withoutEstimates drops a /v1/best body's figures that come from the
+// throughput estimate and orders its cards by card id.
+func withoutEstimates(body map[string]any) {
+	cards, _ := body["cards"].([]any)
+	for _, c := range cards {
+		if m, ok := c.(map[string]any); ok {
+			for _, k := range []string{"tokens_per_second", "tokens_per_second_per_gpu", "cost_per_million_tokens"} {
+				delete(m, k)
+			}
+		}
+	}
+	sort.Slice(cards, func(i, j int) bool {
+		a, _ := cards[i].(map[string]any)
+		b, _ := cards[j].(map[string]any)
+		return fmt.Sprint(a["card"]) < fmt.Sprint(b["card"])
+	})
 }
 
 // The offers the pipeline keeps in memory (and ranks) are the stored ones,

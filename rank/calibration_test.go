@@ -132,7 +132,11 @@ var azureTRTRows = map[string]bool{
 }
 
 // rowEstimate is the production estimate of a row.
-func rowEstimate(m Measurement) (float64, error) {
+func rowEstimate(m Measurement) (float64, error) { return rowEstimateWith(m, referenceServing) }
+
+// rowEstimateWith is the production estimator's figure for a row under the
+// given serving constants.
+func rowEstimateWith(m Measurement, sc servingConstants) (float64, error) {
 	c, ok := catalog().Card(m.Card)
 	if !ok {
 		return 0, fmt.Errorf("card %s not in catalog", m.Card)
@@ -141,11 +145,81 @@ func rowEstimate(m Measurement) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	p, ok := EstimateOn(w, c, gpus)
+	p, ok := estimateOn(w, c, gpus, sc)
 	if !ok {
 		return 0, fmt.Errorf("no estimate")
 	}
 	return p.TokensPerSecond, nil
+}
+
+// servingFit is how well estimates under sc match the vetted batched
+// serving rows (use_in_calibration, the TensorRT-LLM and MLPerf runs the
+// reference calibrated on): the mean absolute log error and the median
+// estimate/measured ratio; and how many of all published rows are within
+// ±35%.
+func servingFit(t *testing.T, sc servingConstants) (male, median float64, within int) {
+	t.Helper()
+	var ratios []float64
+	for _, m := range Measurements() {
+		if m.Category == CategorySeedExample {
+			continue
+		}
+		got, err := rowEstimateWith(m, sc)
+		if err != nil {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+		r := got / m.TokensPerSecond
+		if math.Abs(r-1) <= 0.35 {
+			within++
+		}
+		if m.Calibration && batchedServing(m) {
+			male += math.Abs(math.Log(r))
+			ratios = append(ratios, r)
+		}
+	}
+	return male / float64(len(ratios)), Median(ratios), within
+}
+
+// The per-operator decode roofline fits the vetted serving rows better
+// than the reference model's single max, with the reference's own
+// constants: mean absolute log error 0.090 against 0.095 over the 31 rows.
+// It also leaves the estimate conservative (median 0.92 of measured); a
+// refit of ETA_BW and the ETA_C factor on the same rows, the way the
+// reference set its constants, would halve the error (the grid's best is
+// about 0.046 at ETA_BW 0.76, ETA_C × 1.10, median 1.01) but count 89
+// published rows within ±35%, not 91: the two that leave are the Azure
+// rows below NVIDIA's own figures. The product keeps the reference's
+// constants, unfitted; this test keeps those figures true.
+func TestEstimate_ServingFit(t *testing.T) {
+	var refMALE float64
+	n := 0
+	for _, m := range Measurements() {
+		if m.Category != CategorySeedExample && m.Calibration && batchedServing(m) {
+			refMALE += math.Abs(math.Log(m.EstimateTokensPerSecond / m.TokensPerSecond))
+			n++
+		}
+	}
+	refMALE /= float64(n)
+	male, median, within := servingFit(t, referenceServing)
+	t.Logf("%d vetted batched serving rows: error %.3f (reference model %.3f), median ratio %.2f; %d of 99 within ±35%%", n, male, refMALE, median, within)
+	if n != 31 || male >= refMALE || within != 91 {
+		t.Errorf("%d rows, error %.3f (reference %.3f), %d within: want 31, below the reference, 91", n, male, refMALE, within)
+	}
+	best := servingConstants{}
+	bestMALE := math.Inf(1)
+	for bw := 0.64; bw <= 0.841; bw += 0.02 {
+		for f := 1.0; f <= 1.201; f += 0.02 {
+			sc := servingConstants{etaBW: bw, etaCScale: f}
+			if e, _, _ := servingFit(t, sc); e < bestMALE {
+				best, bestMALE = sc, e
+			}
+		}
+	}
+	bm, bmed, bw := servingFit(t, best)
+	t.Logf("refit grid's best: ETA_BW %.2f, ETA_C × %.2f: error %.3f, median ratio %.2f; %d of 99 within ±35%%", best.etaBW, best.etaCScale, bm, bmed, bw)
+	if bm > male/1.5 || bw >= within {
+		t.Errorf("the refit no longer halves the error at a cost in the count (%.3f, %d): update the comments above", bm, bw)
+	}
 }
 
 // Where the production estimator deliberately departs from the reference
@@ -165,27 +239,56 @@ var departures = map[string]string{
 	"azure-h100-sxm-128-128":  "the source's engine is TensorRT-LLM (azureTRTRows): its 2048-sequence limit, not vLLM's 256",
 }
 
+// batchedServing reports whether a row is served by a batching engine
+// (more than one sequence at a time), where the production estimator adds
+// decode attention's KV reads to the GEMM time instead of taking one max
+// over both as the reference model does (servingRate).
+func batchedServing(m Measurement) bool {
+	return m.Category == "inference" && m.Workload != "decode_batch1"
+}
+
 // The production estimator reproduces the reference model's figure within
-// 2% for every row it does not deliberately depart from, and each
-// departure is real (more than 2%).
+// 2% for every row it does not deliberately depart from, and each listed
+// departure is real (more than 2%). Batched serving rows depart by the
+// per-operator roofline: adding the attention reads to max(GEMM FLOPs,
+// weight reads) instead of putting them inside that max can only lengthen
+// a decode step, by at most the attention reads themselves, so such a row
+// is at most the reference's figure and at least half of it; where the
+// GEMMs stay bandwidth-bound it is the reference's figure.
 func TestEstimate_ReproducesReferenceModel(t *testing.T) {
-	n := 0
+	n, split := 0, 0
 	for _, m := range Measurements() {
 		t.Run(m.ID, func(t *testing.T) {
 			got, err := rowEstimate(m)
 			if err != nil {
 				t.Fatalf("cannot model: %v", err)
 			}
-			off := math.Abs(got/m.EstimateTokensPerSecond - 1)
+			ratio := got / m.EstimateTokensPerSecond
+			off := math.Abs(ratio - 1)
 			why, departs := departures[m.ID]
 			switch {
-			case !departs && off > 0.02:
-				t.Errorf("estimate %.1f, reference %.1f (%+.1f%%)", got, m.EstimateTokensPerSecond, 100*(got/m.EstimateTokensPerSecond-1))
 			case departs && off <= 0.02:
 				t.Errorf("listed as a departure (%s) but within 2%% of the reference", why)
+			case departs:
+			case batchedServing(m):
+				if ratio > 1.02 || ratio < 0.5 {
+					t.Errorf("estimate %.1f, reference %.1f (%.2f): outside [0.5, 1] of the reference", got, m.EstimateTokensPerSecond, ratio)
+				}
+				if off > 0.02 {
+					split++
+				}
+			case off > 0.02:
+				t.Errorf("estimate %.1f, reference %.1f (%+.1f%%)", got, m.EstimateTokensPerSecond, 100*(ratio-1))
 			}
 		})
 		n++
+	}
+	// The split moves most batched rows: all but the memory-bound ones
+	// (L40S 128/2048 and the 2048-token rows on L40S and A100, whose GEMMs
+	// stay bandwidth-bound, among them).
+	t.Logf("%d batched serving rows depart from the reference by the per-operator roofline", split)
+	if split == 0 {
+		t.Error("no batched serving row departs: is the attention time still inside the max?")
 	}
 	if n != 102 {
 		t.Errorf("%d rows, want 102", n)
@@ -229,36 +332,24 @@ var knownMisses = map[string]string{
 	"ttune-a6000-8b-lora": "torchtune README row above the dense peak (0.31)",
 	"ttune-4090-8b-lora":  "torchtune README row implying 90% of the dense bf16 peak (0.50)",
 	"ttune-4090-8b-qlora": "torchtune README row implying 88% of the dense bf16 peak (0.51)",
-	// TensorRT-LLM 128 in / 2048 out on the large-memory Hopper parts: the
-	// model's batch grows with memory (820 sequences on H200) but the
-	// measured rate does not (H100 1.16, GH200 1.38, H200 1.50); the
-	// reference model misses them too (its own ratio column).
-	"trt017-h200-sxm-128-2048":   "long-output decode on 141 GB: batch limit not known (1.50)",
-	"trt017-gh200-96gb-128-2048": "long-output decode on 96 GB: batch limit not known (1.38)",
-	// The one FP4 row (MLPerf v4.1 preview, B200): FP4 GEMM efficiency is
-	// not calibrated; one row cannot set it without fitting it.
-	"mlperf41-b200-hgx-x1": "single FP4 row, FP4 compute efficiency uncalibrated (1.40)",
 	// Azure benchmarking guide, H100: TensorRT-LLM output tokens (see
-	// azureTRTRows), yet 0.53 (128/128) and 0.71 (128/2048) of what
-	// NVIDIA publishes for the same card, engine, model and lengths
-	// (trt017-h100-sxm-128-128 28,837; -128-2048 21,109), which the model
-	// matches; 2048/2048 is 0.85 of NVIDIA's and within. An estimate
-	// cannot be near both figures of one setting without fitting to the
-	// lower one, so these stay misses.
-	"azure-h100-sxm-128-2048": "TensorRT-LLM run at 0.71 of NVIDIA's own figure for the same setting (1.62)",
-	"azure-h100-sxm-128-128":  "TensorRT-LLM run at 0.53 of NVIDIA's own figure for the same setting (1.99)",
+	// azureTRTRows), yet 0.53 of what NVIDIA publishes for the same card,
+	// engine, model and lengths (trt017-h100-sxm-128-128 28,837), which
+	// the model matches. An estimate cannot be near both figures of one
+	// setting without fitting to the lower one. Its 128/2048 row (0.71 of
+	// NVIDIA's) is within at 1.30.
+	"azure-h100-sxm-128-128": "TensorRT-LLM run at 0.53 of NVIDIA's own figure for the same setting (1.72)",
 	// Azure benchmarking guide, MI300X: vLLM ROCm. The figures were added
 	// by hand on 2025-01-23, when the guide's AMD script ran
 	// benchmark_latency at batch 32/64 with 8 output tokens; the
 	// "1000 requests" throughput script came later, so how they were
 	// measured (batch, token basis) is not recorded. Excluded from the
-	// reference calibration too.
-	"azure-mi300x-128-2048":  "vLLM ROCm, method not recorded by the source (2.04)",
-	"azure-mi300x-2048-2048": "vLLM ROCm, method not recorded by the source (1.70)",
-	"azure-mi300x-128-128":   "vLLM ROCm, method not recorded by the source (1.47)",
+	// reference calibration too. Its 128/128 row is within, at 1.35.
+	"azure-mi300x-128-2048":  "vLLM ROCm, method not recorded by the source (1.46)",
+	"azure-mi300x-2048-2048": "vLLM ROCm, method not recorded by the source (1.48)",
 	// 70B over 8 MI300X with tensor parallelism: communication is not
 	// modelled (THROUGHPUT.md 2.2); the reference excludes it too.
-	"amd-mi300x-70b-tp8": "TP8 communication not modelled (2.55)",
+	"amd-mi300x-70b-tp8": "TP8 communication not modelled (2.01)",
 }
 
 // How many published measurements (every non-seed row) the production
@@ -296,10 +387,12 @@ func TestEstimate_PublishedMatchCount(t *testing.T) {
 	if total != 99 {
 		t.Errorf("%d published rows, want 99 (throughput.csv changed?)", total)
 	}
-	// 86 of 99 measured; the issue's target is 90. The 13 misses above are
-	// rows whose own settings are inconsistent or unstated, or that the
-	// reference model misses as well; none is fitted away.
-	if within < 86 {
-		t.Errorf("only %d of %d within ±35%%, want at least 86", within, total)
+	// 91 of 99 with the reference's constants (ETA_BW 0.70, ETA_C per
+	// class) and the per-operator decode roofline; 86 with the reference's
+	// single max. The 8 misses above are rows whose settings are
+	// inconsistent or unrecorded, or a TP8 run whose communication the
+	// model leaves out. The target (issue 8) is 90.
+	if within < 90 {
+		t.Errorf("only %d of %d within ±35%%, want at least 90", within, total)
 	}
 }

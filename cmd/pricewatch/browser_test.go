@@ -85,9 +85,12 @@ func TestDashboard_InBrowser(t *testing.T) {
 		}
 		return n
 	}
+	// text reads a node's visible text by selector in one evaluation, so a
+	// script that re-renders the table between a wait and the read cannot
+	// leave it holding a node that no longer exists.
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector(`+"`"+sel+"`"+`); return e ? e.innerText : ""; })()`))
 		if err != nil {
 			t.Fatal(err)
 		}
