@@ -149,6 +149,7 @@ type servingConstants struct{ etaBW, etaCScale float64 }
 
 var referenceServing = servingConstants{etaBW: EtaBW, etaCScale: 1}
 
+// estimateOn is EstimateOn under the given serving constants.
 func estimateOn(w Workload, c pricewatch.Card, gpus int, sc servingConstants) (Profile, bool) {
 	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated, GPUs: max(gpus, 1)}
 	if w.Model.ParamsB <= 0 {
