@@ -424,10 +424,10 @@ func modeChoices() []string {
 // billedText says what a plan option pays for: "0.69 h", or for a
 // commitment "1 × 730 h, pays above 77% use" (or "never beats on-demand").
 func billedText(o rank.Option) string {
-	if o.PeriodsBilled == 0 {
+	s := o.Periods()
+	if s == "" {
 		return strconv.FormatFloat(o.BilledHours, 'g', 3, 64) + " h"
 	}
-	s := fmt.Sprintf("%d × %g h", o.PeriodsBilled, o.PeriodHours)
 	switch {
 	case o.BreakEvenUtilization != nil:
 		s += fmt.Sprintf(", pays above %.0f%% use", *o.BreakEvenUtilization*100)

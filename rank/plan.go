@@ -303,6 +303,15 @@ type Option struct {
 	Currency                   string   `json:"currency"`
 }
 
+// Periods writes the whole periods a commitment bills, "2 × 730 h"; "" for
+// an hourly option.
+func (o Option) Periods() string {
+	if o.PeriodsBilled == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d × %s h", o.PeriodsBilled, strconv.FormatFloat(o.PeriodHours, 'f', -1, 64))
+}
+
 // PlanResult is the answer of POST /v1/plan.
 type PlanResult struct {
 	Job         Job       `json:"job"`

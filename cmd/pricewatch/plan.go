@@ -326,8 +326,8 @@ func memoryLabel(o rank.Option) string {
 
 // billedLabel is what the provider bills: hours, or whole periods.
 func billedLabel(o rank.Option) string {
-	if o.PeriodsBilled > 0 {
-		return fmt.Sprintf("%d × %s h", o.PeriodsBilled, strconv.FormatFloat(o.PeriodHours, 'f', -1, 64))
+	if p := o.Periods(); p != "" {
+		return p
 	}
 	return money(o.BilledHours) + " h"
 }
