@@ -120,3 +120,19 @@ func BenchmarkSortFloats400k(b *testing.B) {
 		slices.Sort(v)
 	}
 }
+
+// BenchmarkSeedProfiles fills every card of the catalog × every built-in
+// workload with its default profile, as a daemon does at start and on
+// every profile change.
+func BenchmarkSeedProfiles(b *testing.B) {
+	cat := normalize.DefaultCatalog()
+	ws := rank.BuiltinWorkloads()
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = len(rank.SeedProfiles(cat, ws))
+	}
+	if n == 0 {
+		b.Fatal("no profiles")
+	}
+}
