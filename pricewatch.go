@@ -463,6 +463,17 @@ type Card struct {
 	Interconnect   string  `json:"interconnect"`
 	LinkGBs        float64 `json:"gpu_link_gbs"`
 	EstimatorClass string  `json:"estimator_class"`
+	// Link is the GPU-to-GPU link a machine of this card has (cards.csv
+	// link, resolved from links.csv); Beyond are the links a group larger
+	// than Link's domain crosses, in order (the PCIe a bridged pair falls
+	// back to, the network between machines).
+	Link   Link    `json:"link"`
+	Beyond [2]Link `json:"-"`
+	// MemoryUnit is what MemoryGB counts: "GiB" (the default: memory is
+	// marketed in binary units) or "GB"; ECCReserve is the share ECC takes
+	// where it is on by default (GDDR data-centre cards: 1/16).
+	MemoryUnit string  `json:"memory_unit,omitempty"`
+	ECCReserve float64 `json:"ecc_reserve,omitempty"`
 
 	// BF16 is cards.csv bf16: whether the card computes in bfloat16 at
 	// all. Pascal, Volta and Turing (P100, V100, T4, RTX 20, GTX 16) do
@@ -480,20 +491,45 @@ type Card struct {
 	FP32TFLOPS float64 `json:"fp32_tflops,omitempty"`
 }
 
-// Interconnect classes used for multi-GPU scaling.
-const (
-	InterconnectPCIe = "pcie"
-	InterconnectSXM  = "sxm"
-)
+// Link is a GPU-to-GPU link kind (normalize/data/links.csv).
+type Link struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// GBsPerDirection is what one GPU sends (and receives at once), GB/s.
+	GBsPerDirection float64 `json:"gbs_per_direction"`
+	// P2P is false where transfers are staged through host memory.
+	P2P bool `json:"p2p"`
+	// LatencyUS is the fixed cost of one small all-reduce, microseconds.
+	LatencyUS float64 `json:"latency_us"`
+	// DomainGPUs is how many GPUs the link joins.
+	DomainGPUs int    `json:"domain_gpus"`
+	SourceURL  string `json:"source_url,omitempty"`
+}
 
-// InterconnectClass is "sxm" for cards on a switched fabric (SXM, OAM,
-// superchip modules) and "pcie" for the rest, bridged pairs included.
-func (c Card) InterconnectClass() string {
-	ff := strings.ToUpper(c.FormFactor)
-	if strings.HasPrefix(ff, "SXM") || strings.HasPrefix(ff, "OAM") || strings.HasPrefix(ff, "SUPERCHIP") {
-		return InterconnectSXM
+// BytesPerGiB is a binary gigabyte.
+const BytesPerGiB = 1 << 30
+
+// CapacityGiB is the memory software sees on the card, in GiB: MemoryGB
+// in its unit (MemoryUnit: GiB unless "GB"), less the ECC reserve.
+func (c Card) CapacityGiB() float64 {
+	gib := c.MemoryGB
+	if c.MemoryUnit == "GB" {
+		gib = c.MemoryGB * 1e9 / BytesPerGiB
 	}
-	return InterconnectPCIe
+	return gib * (1 - c.ECCReserve)
+}
+
+// LinkFor is the link a group of g GPUs of the card communicates over:
+// the card's own link while g fits its domain, else the first link beyond
+// whose domain holds g. ok is false when none does (or the card has no
+// link data).
+func (c Card) LinkFor(g int) (Link, bool) {
+	for _, l := range [3]Link{c.Link, c.Beyond[0], c.Beyond[1]} {
+		if l.Name != "" && g <= l.DomainGPUs {
+			return l, true
+		}
+	}
+	return Link{}, false
 }
 
 // HasBF16 reports whether the card computes in bfloat16 (cards.csv bf16):

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,6 +78,11 @@ type Ranking struct {
 	ReliabilityFloor float64 `yaml:"reliability_floor"`
 	// BaseCurrency is the currency offers are compared in.
 	BaseCurrency string `yaml:"base_currency"`
+	// EngineEfficiency scales the serving estimates of an engine (vllm,
+	// tensorrt-llm, llama.cpp) by a factor, for a team that measured its
+	// engine faster or slower than the calibrated software generation
+	// (rank/THROUGHPUT.md). Absent: 1.
+	EngineEfficiency map[string]float64 `yaml:"engine_efficiency"`
 }
 
 // Alerts configures change alerts.
@@ -476,6 +483,15 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 	if c.Ranking.BaseCurrency != "USD" && c.Ranking.BaseCurrency != "EUR" && c.Ranking.BaseCurrency != "CNY" {
 		bad("ranking.base_currency", "must be USD, EUR or CNY")
 	}
+	for _, e := range slices.Sorted(maps.Keys(c.Ranking.EngineEfficiency)) {
+		f := c.Ranking.EngineEfficiency[e]
+		switch {
+		case !slices.Contains(rank.Engines(), e):
+			bad("ranking.engine_efficiency."+e, "unknown engine (one of %s)", strings.Join(rank.Engines(), ", "))
+		case !(f >= 0.1 && f <= 3):
+			bad("ranking.engine_efficiency."+e, "must be a factor within 0.1..3, got %v", f)
+		}
+	}
 	c.Ingest.validate(bad)
 	checkRules := func(f string, r alerts.Rules) {
 		switch {
@@ -597,7 +613,23 @@ func (c *Config) ResolveWorkloads() ([]rank.Workload, error) {
 		}
 		specs = append(specs, s)
 	}
-	return rank.Workloads(specs)
+	ws, err := rank.Workloads(specs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ws {
+		if ws[i].Method != rank.MethodServe {
+			continue
+		}
+		e := ws[i].Engine
+		if e == "" {
+			e = rank.EngineVLLM
+		}
+		if f, ok := c.Ranking.EngineEfficiency[e]; ok {
+			ws[i].EngineEfficiency = f
+		}
+	}
+	return ws, nil
 }
 
 // SourceNames lists configured sources, sorted.

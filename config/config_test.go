@@ -268,7 +268,7 @@ func TestConfig_DecodeEmpty(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mustDecode(t, tt.yml)
-			if c.DB != def.DB || c.Server != def.Server || c.Ranking != def.Ranking ||
+			if c.DB != def.DB || c.Server != def.Server || !reflect.DeepEqual(c.Ranking, def.Ranking) ||
 				!reflect.DeepEqual(c.Sources["vast"].Settings, def.Sources["vast"].Settings) {
 				t.Errorf("%q changed the defaults: %+v", tt.yml, c)
 			}
@@ -655,4 +655,33 @@ func TestDefaultWatches(t *testing.T) {
 			t.Errorf("default watches do not validate: %v", err)
 		}
 	})
+}
+
+// ranking.engine_efficiency scales one engine's serving estimates; an
+// unknown engine or a factor out of range is an error naming the field.
+func TestEngineEfficiency(t *testing.T) {
+	c := mustDecode(t, "ranking:\n  engine_efficiency:\n    vllm: 1.2\n")
+	ws, err := c.ResolveWorkloads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		want := 0.0
+		if w.Method == rank.MethodServe {
+			want = 1.2
+		}
+		if w.EngineEfficiency != want {
+			t.Errorf("%s: engine efficiency %v, want %v", w.Name, w.EngineEfficiency, want)
+		}
+	}
+	for yml, field := range map[string]string{
+		"ranking:\n  engine_efficiency:\n    sglang: 1.2\n": "ranking.engine_efficiency.sglang: unknown engine",
+		"ranking:\n  engine_efficiency:\n    vllm: 9\n":     "ranking.engine_efficiency.vllm: must be a factor",
+	} {
+		c := mustDecode(t, yml)
+		err := c.Validate(func(string) bool { return true }, func(string) bool { return true })
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%q: %v, want an error naming %s", yml, err, field)
+		}
+	}
 }

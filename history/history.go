@@ -82,8 +82,10 @@ type Input struct {
 	Terms map[string]pricewatch.Offer
 	// Workload is the job costed; nil gives prices only.
 	Workload *rank.Workload
-	// TokensPerSecond is the throughput per GPU of a card for the workload.
-	TokensPerSecond func(card string) (float64, bool)
+	// Profile is the throughput profile of a card for the workload (an
+	// estimated one is re-estimated on each rental's serving group, as
+	// the ranking does).
+	Profile func(card string) (rank.Profile, bool)
 	// Convert converts an amount of a currency into the answer's currency.
 	Convert func(amount float64, currency string) (float64, bool)
 	Catalog *normalize.Catalog
@@ -211,8 +213,8 @@ func costOf(in Input, t pricewatch.Offer, r store.HistoryRow, price float64) (fl
 	if _, ok := rank.PrecisionOn(*in.Workload, card); !ok {
 		return 0, 0, false
 	}
-	tps, ok := in.TokensPerSecond(r.Card)
-	if !ok || tps <= 0 {
+	prof, ok := in.Profile(r.Card)
+	if !ok || prof.TokensPerSecond <= 0 {
 		return 0, 0, false
 	}
 	o := t
@@ -224,11 +226,11 @@ func costOf(in Input, t pricewatch.Offer, r store.HistoryRow, price float64) (fl
 	if limit <= 0 {
 		limit = rank.MaxMaxGPUs
 	}
-	rent, why := rank.RentalOn(*in.Workload, card, o, limit)
+	rent, prof, why := rank.RentalFor(*in.Workload, card, o, limit, prof)
 	if why != "" {
 		return 0, 0, false
 	}
-	return rank.CostPerMillionTokens(price*float64(rent.GPUs), rent.TokensPerSecond(tps)), rent.GPUs, true
+	return rank.CostPerMillionTokens(price*float64(rent.GPUs), rent.TokensPerSecond(prof.TokensPerSecond)), rent.GPUs, true
 }
 
 func countsOf(u pricewatch.RentUnit, gpus int) []int {
@@ -336,29 +338,21 @@ func TermsFor(keys map[string]string, current []pricewatch.Offer) map[string]pri
 	return out
 }
 
-// BestProfiles maps each card to the tokens per second per GPU of its
-// preferred profile for the workload: measured, else published, else
-// estimated (the ranking's order).
-func BestProfiles(ps []rank.Profile, workload string) map[string]float64 {
+// BestProfiles maps each card to its preferred card-wide profile for the
+// workload: measured, else published, else estimated (the ranking's
+// order).
+func BestProfiles(ps []rank.Profile, workload string) map[string]rank.Profile {
 	rankOf := map[rank.Origin]int{rank.OriginMeasured: 3, rank.OriginPublished: 2, rank.OriginEstimated: 1}
-	type pick struct {
-		tps  float64
-		rank int
-	}
-	best := map[string]pick{}
+	best := map[string]rank.Profile{}
 	for _, p := range ps {
-		if p.Workload != workload {
+		if p.Workload != workload || p.Provider != "" {
 			continue
 		}
-		if b, ok := best[p.Card]; !ok || rankOf[p.Origin] > b.rank {
-			best[p.Card] = pick{p.TokensPerSecond, rankOf[p.Origin]}
+		if b, ok := best[p.Card]; !ok || rankOf[p.Origin] > rankOf[b.Origin] {
+			best[p.Card] = p
 		}
 	}
-	out := make(map[string]float64, len(best))
-	for c, b := range best {
-		out[c] = b.tps
-	}
-	return out
+	return best
 }
 
 // ToSamples turns points into the store's sample form (cost and best key),

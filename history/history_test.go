@@ -25,7 +25,9 @@ func input(rows map[string][]store.HistoryRow, current []pricewatch.Offer, since
 	w, _ := rank.WorkloadByName("lora-7b")
 	return history.Input{
 		Filter: history.Filter{Card: "RTX-4090"}, Rows: rows, Terms: history.TermsFor(keys, current), Workload: &w,
-		Catalog: normalize.DefaultCatalog(), TokensPerSecond: func(string) (float64, bool) { return 1000, true },
+		Catalog: normalize.DefaultCatalog(), Profile: func(c string) (rank.Profile, bool) {
+			return rank.Profile{Card: c, TokensPerSecond: 1000, Origin: rank.OriginMeasured}, true
+		},
 		Convert: func(v float64, _ string) (float64, bool) { return v, true }, Since: since, Until: until,
 	}
 }

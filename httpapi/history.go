@@ -153,7 +153,7 @@ func History(snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryRe
 	}
 	pts := history.Series(history.Input{
 		Filter: f, Rows: rows, Terms: terms, Workload: &w, Catalog: normalize.DefaultCatalog(),
-		TokensPerSecond: func(card string) (float64, bool) { v, ok := tps[card]; return v, ok },
+		Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok },
 		Convert: func(v float64, cur string) (float64, bool) {
 			x, err := snap.Rates.Convert(v, cur, q.Currency)
 			return x, err == nil

@@ -68,12 +68,13 @@ func TestPlan_IssueSpec(t *testing.T) {
 	}
 	var mem map[string]float64
 	json.Unmarshal(raw["memory"], &mem)
-	for k, want := range map[string]float64{"weights_gb": 14, "gradients_gb": 14, "optimizer_gb": 28} {
-		if mem[k] != want {
+	// 14e9, 14e9 and 28e9 bytes in GiB.
+	for k, want := range map[string]float64{"weights_gib": 14e9 / (1 << 30), "gradients_gib": 14e9 / (1 << 30), "optimizer_gib": 28e9 / (1 << 30)} {
+		if math.Abs(mem[k]-want) > 1e-9 {
 			t.Errorf("memory.%s = %v, want %v", k, mem[k], want)
 		}
 	}
-	for _, k := range []string{"activations_gb", "kv_cache_gb", "total_gb"} {
+	for _, k := range []string{"activations_gib", "kv_cache_gib", "total_gib"} {
 		if _, ok := mem[k]; !ok {
 			t.Errorf("memory.%s missing", k)
 		}

@@ -27,6 +27,9 @@ type BestQuery struct {
 	Utilization float64
 	// AnyAvailability includes offers their source says are out of stock.
 	AnyAvailability bool
+	// IncludeUnfit lists the cards whose offers cannot hold the job, with
+	// the reason in GiB.
+	IncludeUnfit bool
 }
 
 // BestResponse is the /v1/best answer (and `pricewatch best --json`).
@@ -41,6 +44,11 @@ type BestResponse struct {
 	// Cards holds each card's best entry, prices and costs in Currency,
 	// with the card's reference prices beside it.
 	Cards []BestCard `json:"cards"`
+	// Unfit (include_unfit=true) are the cards with offers in the modes
+	// that cannot hold the job: weights + KV cache + reserve (serving) or
+	// weights + gradients + optimizer + activations (training) against the
+	// memory usable, in GiB.
+	Unfit []rank.Unfit `json:"unfit,omitempty"`
 }
 
 // BestCard is a card's best entry and the card's reference prices.
@@ -95,7 +103,7 @@ func checkParams(q url.Values, allowed ...string) error {
 
 // ParseBestQuery validates /v1/best parameters against the snapshot.
 func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
-	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization", "available"); err != nil {
+	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization", "available", "include_unfit"); err != nil {
 		return BestQuery{}, err
 	}
 	bq := BestQuery{Workload: q.Get("workload"), Card: q.Get("card"), Currency: strings.ToUpper(q.Get("currency"))}
@@ -142,6 +150,13 @@ func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (
 	default:
 		return bq, pricewatch.Errorf(pricewatch.EInvalid, "available must be yes (the default: offers not known to be out of stock) or any, got %q", v)
 	}
+	switch v := q.Get("include_unfit"); v {
+	case "", "false":
+	case "true":
+		bq.IncludeUnfit = true
+	default:
+		return bq, pricewatch.Errorf(pricewatch.EInvalid, "include_unfit must be true or false, got %q", v)
+	}
 	return bq, nil
 }
 
@@ -172,6 +187,9 @@ func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
 			return nil, err
 		}
 		resp.Cards = append(resp.Cards, BestCard{Entry: e, Reference: refs})
+	}
+	if q.IncludeUnfit {
+		resp.Unfit = snap.Unfit(q.Workload, f)
 	}
 	return resp, nil
 }
@@ -222,8 +240,8 @@ func (q BestQuery) cacheKey() string {
 	for i, m := range q.Modes {
 		modes[i] = string(m)
 	}
-	return fmt.Sprintf("best|%s|%s|%s|%s|%d|%s|%t", q.Workload, q.Card, q.Currency, strings.Join(modes, ","), q.MaxGPUs,
-		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability)
+	return fmt.Sprintf("best|%s|%s|%s|%s|%d|%s|%t|%t", q.Workload, q.Card, q.Currency, strings.Join(modes, ","), q.MaxGPUs,
+		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability, q.IncludeUnfit)
 }
 
 // OffersResponse is the /v1/offers answer: a page of offers, cheapest

@@ -28,6 +28,55 @@ var cardsCSV []byte
 //go:embed data/aliases.csv
 var aliasesCSV []byte
 
+//go:embed data/links.csv
+var linksCSV []byte
+
+// Links returns the GPU-to-GPU link kinds of links.csv by name.
+func Links() map[string]pricewatch.Link { return linkTable().links }
+
+// linkSet is links.csv: the links by name and each one's fallback for
+// larger groups (beyond).
+type linkSet struct {
+	links  map[string]pricewatch.Link
+	beyond map[string]string
+}
+
+var linkTable = sync.OnceValue(func() linkSet {
+	m, b, err := parseLinks(bytes.NewReader(linksCSV))
+	if err != nil {
+		panic(fmt.Sprintf("normalize: embedded links.csv: %v", err))
+	}
+	return linkSet{m, b}
+})
+
+func parseLinks(r io.Reader) (map[string]pricewatch.Link, map[string]string, error) {
+	rows, err := readCSV(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := map[string]pricewatch.Link{}
+	linkBeyond := map[string]string{}
+	for i, r := range rows {
+		l := pricewatch.Link{Name: r["link"], Kind: r["kind"], P2P: r["p2p"] == "yes", SourceURL: r["source_url"]}
+		bw, err1 := strconv.ParseFloat(r["gbs_per_direction"], 64)
+		lat, err2 := strconv.ParseFloat(r["latency_us"], 64)
+		dom, err3 := strconv.Atoi(r["domain_gpus"])
+		if l.Name == "" || err1 != nil || err2 != nil || err3 != nil || bw <= 0 || lat < 0 || dom < 1 ||
+			(r["p2p"] != "yes" && r["p2p"] != "no") {
+			return nil, nil, fmt.Errorf("links row %d (%q): want a name, gbs_per_direction > 0, latency_us >= 0, domain_gpus >= 1, p2p yes/no", i+2, l.Name)
+		}
+		l.GBsPerDirection, l.LatencyUS, l.DomainGPUs = bw, lat, dom
+		m[l.Name] = l
+		linkBeyond[l.Name] = r["beyond"]
+	}
+	for n, b := range linkBeyond {
+		if _, ok := m[b]; b != "" && !ok {
+			return nil, nil, fmt.Errorf("link %s: beyond %q is not a link", n, b)
+		}
+	}
+	return m, linkBeyond, nil
+}
+
 // Catalog is the set of known cards and the aliases sources use for them.
 type Catalog struct {
 	cards   map[string]pricewatch.Card
@@ -184,9 +233,26 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 		ID: r["canonical_id"], Vendor: r["vendor"], Model: r["model"], Variant: r["variant"],
 		Architecture: r["architecture"], FormFactor: r["form_factor"],
 		Interconnect: r["interconnect"], EstimatorClass: r["estimator_class"],
+		MemoryUnit: r["memory_unit"],
 	}
 	if c.ID == "" {
 		return c, errors.New("empty canonical_id")
+	}
+	switch c.MemoryUnit {
+	case "", "GiB", "GB":
+	default:
+		return c, fmt.Errorf("card %s: memory_unit %q: want GiB or GB", c.ID, c.MemoryUnit)
+	}
+	if n := r["link"]; n != "" {
+		t := linkTable()
+		l, ok := t.links[n]
+		if !ok {
+			return c, fmt.Errorf("card %s: link %q is not in links.csv", c.ID, n)
+		}
+		c.Link = l
+		for i, b := 0, t.beyond[n]; i < len(c.Beyond) && b != ""; i, b = i+1, t.beyond[b] {
+			c.Beyond[i] = t.links[b]
+		}
 	}
 	var err error
 	for _, f := range []struct {
@@ -196,7 +262,7 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 		{&c.MemoryGB, "memory_gb"}, {&c.BandwidthGBs, "memory_bandwidth_gbs"},
 		{&c.BF16TFLOPS, "bf16_dense_tflops"}, {&c.FP16TFLOPS, "fp16_dense_tflops"},
 		{&c.FP8TFLOPS, "fp8_dense_tflops"}, {&c.FP4TFLOPS, "fp4_dense_tflops"}, {&c.FP32TFLOPS, "fp32_tflops"},
-		{&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"},
+		{&c.TDPWatts, "tdp_w"}, {&c.LinkGBs, "gpu_link_gbs"}, {&c.ECCReserve, "ecc_reserve"},
 	} {
 		if *f.dst, err = num(f.col); err != nil {
 			return c, err
@@ -222,6 +288,9 @@ func parseCard(r map[string]string) (pricewatch.Card, error) {
 	case "no", "":
 	default:
 		return c, fmt.Errorf("card %s: fp16_slow %q: want yes or no", c.ID, r["fp16_slow"])
+	}
+	if c.ECCReserve >= 0.5 {
+		return c, fmt.Errorf("card %s: ecc_reserve %g: want a share below 0.5", c.ID, c.ECCReserve)
 	}
 	// A card without a usable 16-bit rate (consumer Pascal, Maxwell) is
 	// still a card offers name; it has an FP32 rate and no estimate.

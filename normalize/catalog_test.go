@@ -309,14 +309,14 @@ func TestDefaultCatalog_Cards(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name, id, formFactorClass string
-		memoryGB, trainTFLOPS     float64
+		name, id, link        string
+		memoryGB, trainTFLOPS float64
 	}{
-		{"T4UsesFP16", "T4", "pcie", 16, 65},
-		{"V100UsesFP16", "V100-16GB-SXM2", "sxm", 16, 125},
-		{"H100SXM", "H100-80GB-SXM", "sxm", 80, 989},
-		{"MI300XIsOAM", "MI300X-192GB", "sxm", 192, 1307.4},
-		{"H100NVLIsPCIe", "H100-94GB-NVL", "pcie", 94, 0},
+		{"T4UsesFP16", "T4", "pcie3-p2p", 16, 65},
+		{"V100UsesFP16", "V100-16GB-SXM2", "nvlink2-cube", 16, 125},
+		{"H100SXM", "H100-80GB-SXM", "nvlink4-switch", 80, 989},
+		{"MI300XIsOAM", "MI300X-192GB", "ifabric-cdna3", 192, 1307.4},
+		{"H100NVLIsBridgedPairs", "H100-94GB-NVL", "nvlink4-bridge-pair", 94, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,8 +330,8 @@ func TestDefaultCatalog_Cards(t *testing.T) {
 			if tt.trainTFLOPS > 0 && c.TrainPeakTFLOPS() != tt.trainTFLOPS {
 				t.Errorf("TrainPeakTFLOPS = %v, want %v", c.TrainPeakTFLOPS(), tt.trainTFLOPS)
 			}
-			if got := c.InterconnectClass(); got != tt.formFactorClass {
-				t.Errorf("InterconnectClass = %q, want %q", got, tt.formFactorClass)
+			if c.Link.Name != tt.link {
+				t.Errorf("link = %q, want %q", c.Link.Name, tt.link)
 			}
 		})
 	}
@@ -598,5 +598,45 @@ func TestLoadCatalog_FP32OnlyCard(t *testing.T) {
 	}
 	if got, ok := c.Resolve("vast", "GTX X", 8); !ok || got != "GTX-X" {
 		t.Errorf("Resolve = %q, %v", got, ok)
+	}
+}
+
+// Every card names a link of links.csv, every link states its source, and
+// a group larger than a link's domain crosses the link beyond it.
+func TestCatalog_Links(t *testing.T) {
+	cat := normalize.DefaultCatalog()
+	for _, id := range cat.IDs() {
+		c, _ := cat.Card(id)
+		if c.Link.Name == "" || c.Link.GBsPerDirection <= 0 || c.Link.DomainGPUs < 1 {
+			t.Errorf("%s: link %+v", id, c.Link)
+		}
+	}
+	for name, l := range normalize.Links() {
+		if l.SourceURL == "" || !strings.HasPrefix(l.SourceURL, "https://") {
+			t.Errorf("link %s: source %q", name, l.SourceURL)
+		}
+	}
+	for _, tc := range []struct {
+		card string
+		g    int
+		want string
+	}{
+		{"H100-80GB-SXM", 8, "nvlink4-switch"}, {"H100-80GB-SXM", 16, "network-ib400"},
+		{"H100-94GB-NVL", 2, "nvlink4-bridge-pair"}, {"H100-94GB-NVL", 4, "pcie5-p2p"},
+		{"RTX-4090", 4, "pcie4-host"}, {"L40S", 8, "pcie4-p2p"}, {"MI300X-192GB", 8, "ifabric-cdna3"},
+		{"B200-186GB-GB200", 64, "nvlink5-nvl72"},
+	} {
+		c, _ := cat.Card(tc.card)
+		if l, ok := c.LinkFor(tc.g); !ok || l.Name != tc.want {
+			t.Errorf("%s × %d: link %q (%v), want %s", tc.card, tc.g, l.Name, ok, tc.want)
+		}
+	}
+	// H100 SXM: the datasheet's 900 GB/s NVLink is 450 each way; PCIe 4.0
+	// x16 is 16 GT/s × 16 lanes × 128/130 / 8 = 31.5 GB/s each way.
+	if h, _ := cat.Card("H100-80GB-SXM"); h.Link.GBsPerDirection != 450 || !h.Link.P2P {
+		t.Errorf("H100 link %+v", h.Link)
+	}
+	if g, _ := cat.Card("RTX-4090"); g.Link.GBsPerDirection != 31.5 || g.Link.P2P {
+		t.Errorf("RTX 4090 link %+v: want PCIe 4.0 without peer-to-peer", g.Link)
 	}
 }

@@ -39,7 +39,7 @@ func (p *Pipeline) digestSeries(snap *rank.Snapshot, since time.Time) (func(stri
 		pts := history.Series(history.Input{
 			Filter: history.Filter{Card: w.Card, Modes: w.Modes, MaxGPUs: w.MaxGPUs, AnyAvailability: w.AnyAvailability},
 			Rows:   rows, Terms: terms, Workload: &wl, Catalog: p.catalog,
-			TokensPerSecond: func(card string) (float64, bool) { v, ok := tps[card]; return v, ok },
+			Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok },
 			Convert: func(v float64, cur string) (float64, bool) {
 				x, err := snap.Rates.Convert(v, cur, w.Currency)
 				return x, err == nil

@@ -161,7 +161,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, ca
 	if !ok || p.TokensPerSecond <= 0 {
 		return Entry{}, WhyNoProfile
 	}
-	r, why := RentalOn(w, card, o, MaxMaxGPUs)
+	r, p, why := RentalFor(w, card, o, MaxMaxGPUs, p)
 	if why != "" {
 		return Entry{}, why
 	}

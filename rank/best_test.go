@@ -133,12 +133,14 @@ func TestSnapshot_BestIsDeterministic(t *testing.T) {
 	}
 }
 
-// Each offer is ranked at its own unit. lora-7b on an RTX-4090 is 1770
-// tokens/s per GPU (0.45 × 165.2e12 / (6 × 7e9)). A fixed bundle of 8 at
-// 0.30 per GPU-hour costs 2.40 an hour for 8 × 1770 × 0.57 = 8071 tokens/s:
-// 2.40e6 / (8071 × 3600) = 0.0826 per million tokens, though one GPU of it
-// would be 0.0471. A per-GPU offer at 0.35 rents one GPU: 0.35e6 / (1770 ×
-// 3600) = 0.0549, and wins.
+// Each offer is ranked at its own unit. lora-7b on an RTX-4090 is 1941.3
+// tokens/s per GPU (U 0.544 × 165.2e12 / 46.295e9 FLOPs a token), and
+// several GPUs keep TrainingScaling of it (the link model: data parallel,
+// adapter gradients only, 0.997 on 8 4090s over PCIe). A fixed bundle of 8
+// at 0.30 per GPU-hour costs 2.40 an hour for 8 × 1941.3 × 0.997 tokens/s:
+// about 0.0431 per million tokens. A per-GPU offer at 0.35 rents one GPU:
+// 0.35e6 / (1941.3 × 3600) = 0.0501; the pair at 0.20 per GPU-hour is
+// cheapest, 0.4e6 / (2 × 1941.3 × 0.998 × 3600) = 0.0287.
 func TestBest_RanksEachOfferAtItsUnit(t *testing.T) {
 	bundle := fixed(off("vast", "vast", "8x4090", "RTX-4090", pricewatch.ModeOnDemand, 0.30, "USD"), 8)
 	single := perGPU(off("runpod", "runpod", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.35, "USD"), 1, 2, 3, 4)
@@ -152,17 +154,27 @@ func TestBest_RanksEachOfferAtItsUnit(t *testing.T) {
 	for _, e := range snap.Entries("lora-7b") {
 		by[e.OfferID] = e
 	}
+	c, _ := normalize.DefaultCatalog().Card("RTX-4090")
+	lora, _ := rank.WorkloadByName("lora-7b")
+	one, _ := rank.EstimateOn(lora, c, 1)
+	if !near(one.TokensPerSecond, 1941.3, 0.5) {
+		t.Fatalf("lora-7b on an RTX 4090: %.1f tok/s, want 1941.3 (worked above)", one.TokensPerSecond)
+	}
+	eff8, eff2 := rank.TrainingScaling(lora, c, 8), rank.TrainingScaling(lora, c, 2)
+	if eff8 < 0.99 || eff8 > 1 || eff2 < eff8 {
+		t.Errorf("scaling 8 GPUs %.4f, 2 GPUs %.4f: adapter gradients are 70 MB, want near 1", eff8, eff2)
+	}
+	tps := one.TokensPerSecond
 	b := by["8x4090"]
 	if b.GPUs != 8 || b.GPUsUsed != 8 || !near(b.UnitPricePerHour, 2.4, 1e-12) ||
-		!near(b.TokensPerSecond, 8*1770*0.57, 1e-6) || !near(b.CostPerMillionTokens, 2.4e6/(8*1770*0.57*3600), 1e-12) {
+		!near(b.TokensPerSecond, 8*tps*eff8, 1e-6) || !near(b.CostPerMillionTokens, 2.4e6/(8*tps*eff8*3600), 1e-12) {
 		t.Errorf("8-GPU bundle: %+v", b)
 	}
 	s := by["4090"]
-	if s.GPUs != 1 || !near(s.CostPerMillionTokens, 0.35e6/(1770*3600), 1e-12) || s.RentUnit != pricewatch.RentPerGPU {
+	if s.GPUs != 1 || !near(s.CostPerMillionTokens, 0.35e6/(tps*3600), 1e-12) || s.RentUnit != pricewatch.RentPerGPU {
 		t.Errorf("per-GPU offer: %+v", s)
 	}
-	// 2 × 0.20 = 0.40 an hour for 2 × 1770 × 0.85 = 3009 tokens/s: 0.0369.
-	if p := by["2x4090"]; p.GPUs != 2 || !near(p.CostPerMillionTokens, 0.4e6/(2*1770*0.85*3600), 1e-12) {
+	if p := by["2x4090"]; p.GPUs != 2 || !near(p.CostPerMillionTokens, 0.4e6/(2*tps*eff2*3600), 1e-12) {
 		t.Errorf("2-GPU bundle: %+v", p)
 	}
 	if _, ok := by["RTX 4090@autodl"]; ok {
@@ -183,13 +195,17 @@ func TestBest_RanksEachOfferAtItsUnit(t *testing.T) {
 	if best := snap.Best("lora-7b", rank.Filter{MaxGPUs: 1}); len(best) != 1 || best[0].OfferID != "4090" {
 		t.Errorf("max_gpus=1: %v", keys(best))
 	}
-	// full-ft-7b needs 4 × 24 GB: the per-GPU offer rents 4 (4 × 1327.5 ×
-	// 0.70 tokens/s for 1.40 an hour), the 8-bundle all 8, the pair none.
+	// full-ft-7b holds 52.9 GiB on one GPU: sharded over 3 × 24 GiB cards
+	// it is 17.4 + 0.77 GiB each, within 80% (19.2 GiB); over 2 not. The
+	// per-GPU offer rents 3 (1.05 an hour), the 8-bundle all 8, the pair
+	// none.
 	full := map[string]rank.Entry{}
 	for _, e := range snap.Entries("full-ft-7b") {
 		full[e.OfferID] = e
 	}
-	if e := full["4090"]; e.GPUs != 4 || !near(e.CostPerMillionTokens, 1.4e6/(4*1327.5*0.7*3600), 1e-12) {
+	ft, _ := rank.WorkloadByName("full-ft-7b")
+	ftOne, _ := rank.EstimateOn(ft, c, 1)
+	if e := full["4090"]; e.GPUs != 3 || !near(e.CostPerMillionTokens, 1.05e6/(3*ftOne.TokensPerSecond*rank.TrainingScaling(ft, c, 3)*3600), 1e-9) {
 		t.Errorf("full-ft-7b per-GPU: %+v", e)
 	}
 	if e := full["8x4090"]; e.GPUs != 8 || e.GPUsUsed != 8 {

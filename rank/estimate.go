@@ -10,17 +10,9 @@ import (
 	"github.com/pricewatch/pricewatch"
 )
 
-// Calibrated constants of the estimation model (reference THROUGHPUT.md
-// section 2). They are the same for every card of a class; nothing is tuned
-// per measurement.
+// Constants of the estimation model that are not fitted (THROUGHPUT.md
+// section 2 and rank/THROUGHPUT.md).
 const (
-	// FP8TrainingFraction is the effective rate of FP8 training as a share
-	// of the card's dense BF16 peak (used in place of the class U).
-	FP8TrainingFraction = 0.65
-	// QLoRAFactor is QLoRA throughput relative to LoRA (dequantisation).
-	QLoRAFactor = 0.8
-	// EtaBW is the share of memory bandwidth batched decode achieves.
-	EtaBW = 0.70
 	// EtaB1 is the share of memory bandwidth batch-1 decode achieves.
 	EtaB1 = 0.75
 	// PrefillMultiplier raises the compute efficiency of prefill GEMMs
@@ -28,15 +20,98 @@ const (
 	PrefillMultiplier = 1.2
 	// MaxPrefillEfficiency caps PrefillMultiplier × ETA_C.
 	MaxPrefillEfficiency = 0.95
-	// ServeMemoryFraction is the share of memory a serving engine fills:
-	// ServeMemoryFraction × memory − weights − ServeReserveGB holds the KV
-	// cache.
-	ServeMemoryFraction = 0.9
-	// ServeReserveGB is the engine's own working memory (decimal GB).
-	ServeReserveGB = 2
 )
 
-// Training utilization U per cards.csv estimator_class (THROUGHPUT.md 2.1).
+// constants are the fitted constants of the estimation model. Production
+// uses calibrated; the calibration tests fit them on part of
+// throughput.csv and price the rest under the fit.
+type constants struct {
+	// etaBW is the share of memory bandwidth batched decode achieves;
+	// etaCScale a factor on every class's serving compute efficiency;
+	// fp4Eff a further factor where the GEMMs run in FP4 (FP4Efficiency).
+	etaBW, etaCScale, fp4Eff float64
+	// linkEff is the share of a link's per-direction rate collectives
+	// reach; ppEff the throughput a pipelined serving group keeps.
+	linkEff, ppEff float64
+	// fp8Share is the share of the linear layers' training time FP8 GEMMs
+	// speed up (fp8Speedup); overlap the share of data-parallel traffic
+	// hidden behind compute.
+	fp8Share, overlap float64
+	// qlora is QLoRA's throughput relative to LoRA (QLoRAFactor).
+	qlora float64
+	// util is the training utilization U per estimator class; a class
+	// without one uses utilizationByClass. etaC is the serving compute
+	// efficiency ETA_C per class (before etaCScale); a class without one
+	// uses computeEfficiencyByClass.
+	util, etaC map[string]float64
+}
+
+// calibrated are the constants the product estimates with: the fit on the
+// rows of throughput.csv marked split=fit (rank/calibration_test.go keeps
+// them equal to that fit; THROUGHPUT.md names the rows held out).
+var calibrated = constants{
+	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
+	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor,
+	util: map[string]float64{
+		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
+		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
+	},
+	etaC: map[string]float64{
+		"ada_dc": 0.409, "amd_cdna2": 0.307, "amd_cdna3": 0.310, "ampere_dc": 0.550, "consumer": 0.460,
+		"hopper_blackwell": 0.460, "intel_gaudi": 0.358, "volta_turing": 0.409, "workstation": 0.460,
+	},
+}
+
+// Fitted constants (see calibrated).
+const (
+	// EtaBW is the share of memory bandwidth batched decode achieves.
+	EtaBW = 0.62
+	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
+	// kernels reach less of their (doubled) peak than FP8 kernels of
+	// theirs.
+	FP4Efficiency = 0.65
+	// LinkEfficiency is the share of a link's per-direction rate a
+	// collective reaches (NCCL and RCCL bus bandwidth at the message sizes
+	// of decode steps and gradient buckets).
+	LinkEfficiency = 0.55
+	// PipelineEfficiency is what a pipeline-parallel serving group keeps,
+	// per doubling of its stages, of the rate its GPUs would reach as one
+	// device (stage imbalance, bubbles): 0.94 for PP2, 0.88 for PP4.
+	// Fitted on TensorRT-LLM's RTX PRO 6000 PP2/4/8 rows only.
+	PipelineEfficiency = 0.94
+	// FP8Share is the share of the linear layers' training time that FP8
+	// GEMMs speed up: 0.90 gives 1.82× on a card whose FP8 peak is twice
+	// its BF16 one (Hopper, Blackwell).
+	FP8Share = 0.90
+	// Overlap is the share of data-parallel communication hidden behind
+	// compute (FSDP prefetch, bucketed all-reduce).
+	Overlap = 0.80
+	// QLoRAFactor is QLoRA's throughput relative to LoRA on the same card
+	// (dequantizing the 4-bit base in every GEMM).
+	QLoRAFactor = 0.74
+)
+
+// computeEff is the class's serving ETA_C under k (etaCScale applied; the
+// fit leaves it at 1 and fits etaC per class).
+func (k constants) computeEff(class string) (float64, bool) {
+	e, ok := k.etaC[class]
+	if !ok {
+		e, ok = ComputeEfficiency(class)
+	}
+	return e * k.etaCScale, ok
+}
+
+// utilization is the class's training U under k.
+func (k constants) utilization(class string) (float64, bool) {
+	if u, ok := k.util[class]; ok {
+		return u, true
+	}
+	return Utilization(class)
+}
+
+// utilizationByClass is the training utilization U per cards.csv
+// estimator_class assumed before fitting (THROUGHPUT.md 2.1): the prior a
+// class without fitted rows of two publishers is scaled from.
 var utilizationByClass = map[string]float64{
 	"hopper_blackwell": 0.40,
 	"ampere_dc":        0.55,
@@ -68,8 +143,9 @@ var computeEfficiencyByClass = map[string]float64{
 	"intel_gaudi": 0.35,
 }
 
-// Utilization is the calibrated training utilization U of an estimator
-// class (the share of the dense 16-bit peak a well-tuned run sustains).
+// Utilization is the assumed training utilization U of an estimator class
+// before fitting (the share of the dense 16-bit peak a well-tuned run
+// sustains); the estimator uses the fitted one (constants.utilization).
 func Utilization(class string) (float64, bool) {
 	u, ok := utilizationByClass[class]
 	return u, ok
@@ -101,17 +177,44 @@ func TrainingK(m Method, checkpointing bool) (k float64, ok bool) {
 }
 
 // Estimate is the estimation model's throughput for the workload on the
-// card, per GPU, at the workload's own parallelism there: one GPU for
-// training (multi-GPU scaling is applied by the caller), and for serving the
-// smallest tensor-parallel group that holds the model (ServingGroup).
+// card, per GPU: on one GPU for training (multi-GPU scaling is the
+// caller's, TrainingScaling), and for serving on the group and layout of
+// up to DefaultMaxGPUs GPUs that serves the most tokens per GPU
+// (BestServingGroup), which is the cheapest per token at one price per
+// GPU. Profile.GPUs is that group.
 func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
-	g := 1
 	if w.Method == MethodServe {
-		if g = ServingGroup(w, c); g == 0 {
-			return Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated}, false
+		p, _, ok := BestServingGroup(w, c, DefaultMaxGPUs)
+		return p, ok
+	}
+	return EstimateOn(w, c, 1)
+}
+
+// BestServingGroup is the serving estimate on the power-of-two group of
+// GPUs, up to maxGPUs, and the layout over it (tensor or pipeline
+// parallel), with the highest throughput per GPU; ok is false when no
+// group holds the job.
+func BestServingGroup(w Workload, c pricewatch.Card, maxGPUs int) (Profile, Layout, bool) {
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	bestG, bestTPS := 0, 0.0
+	var lay Layout
+	for g := 1; ok && g <= maxGPUs; g *= 2 {
+		// The request-rate cap is per GPU: divided by g.
+		if l, r := bestServing(c, s, g); r.fits {
+			tps := r.tps
+			if w.RequestRate > 0 {
+				tps = math.Min(tps, w.RequestRate*float64(w.OutputTokens)/float64(g))
+			}
+			if tps > bestTPS {
+				bestG, bestTPS, lay = g, tps, l
+			}
 		}
 	}
-	return EstimateOn(w, c, g)
+	if bestG == 0 {
+		return Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated}, Layout{}, false
+	}
+	p, _, _ := estimateServing(w, c, bestG, lay, calibrated)
+	return p, lay, true
 }
 
 // EstimateOn is the estimation model's throughput for the workload on gpus
@@ -119,97 +222,135 @@ func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
 // its inputs in Note. This is the one estimator rankings, plans and the
 // calibration tests use.
 //
-// Training: U(class) × 16-bit peak × 1e12 / (k × N) per GPU, k from
-// TrainingK, × QLoRAFactor for QLoRA; with fp8 compute (asked for, and the
-// card has it) FP8TrainingFraction of the 16-bit peak replaces U. gpus does
-// not change the per-GPU figure (the scaling table does, at the caller).
+// Training (trainingRate): FLOPs per token from the method, checkpointing
+// and sequence length (trainingFLOPs) over U(class) × the 16-bit peak, fp8
+// speeding up the linear layers by at most the card's fp8/16-bit ratio
+// (fp8Speedup), and for several GPUs the data-parallel or FSDP traffic
+// over the card's link, partly hidden behind compute.
 //
-// Serving: the saturated-serving formula of THROUGHPUT.md 2.2, with the
-// KV-cache reads of decode attention added to the GEMM time rather than
-// overlapped with it (servingRate says why), on gpus
-// tensor-parallel GPUs treated as one device, at the workload's compute
-// precision (16-bit: BF16, or FP16 on cards without BF16; fp8 and fp4 with
-// an fp8 KV cache), counting output tokens, with the concurrent sequences
-// the memory holds capped by the workload's or the engine's limit; a
-// single sequence decodes at EtaB1; the engine's decode cap and
-// quantized-weight factor (data/engines.csv) and the request rate apply.
+// Serving (servingRate): the saturated-serving roofline per operator, with
+// the KV cache the engine leaves (capacity in GiB, the engine's memory
+// share and reserve) setting the batch, on the layout of gpus GPUs
+// (tensor parallel, pipeline parallel or a mix) that serves the most, its
+// all-reduces and hand-offs costed over the card's link; output tokens,
+// capped by the workload's request rate.
 //
 // ok is false when no estimate is possible: unknown method or estimator
-// class, a precision the card lacks (Precision says which), or serving
-// weights that leave no room for a KV cache.
+// class, a precision the card lacks (Precision says which), a serving job
+// whose weights and one whole sequence do not fit the group, or a group
+// larger than any link of the card joins.
 func EstimateOn(w Workload, c pricewatch.Card, gpus int) (Profile, bool) {
-	return estimateOn(w, c, gpus, referenceServing)
+	return estimateOn(w, c, gpus, Layout{}, calibrated)
 }
 
-// servingConstants are the calibrated serving constants: ETA_BW, and a
-// factor on every class's ETA_C. Production uses referenceServing, the
-// reference's calibration; the calibration tests price the same rows under
-// others to show how much the fit depends on them.
-type servingConstants struct{ etaBW, etaCScale float64 }
+// EstimateLayout is EstimateOn for serving on one given layout (the one a
+// published run used, say) instead of the best of its GPUs.
+func EstimateLayout(w Workload, c pricewatch.Card, l Layout) (Profile, bool) {
+	return estimateOn(w, c, l.GPUs(), l, calibrated)
+}
 
-var referenceServing = servingConstants{etaBW: EtaBW, etaCScale: 1}
-
-// estimateOn is EstimateOn under the given serving constants.
-func estimateOn(w Workload, c pricewatch.Card, gpus int, sc servingConstants) (Profile, bool) {
+// estimateOn is EstimateOn under the given constants; a zero layout means
+// the best of gpus GPUs.
+func estimateOn(w Workload, c pricewatch.Card, gpus int, l Layout, k constants) (Profile, bool) {
+	if w.Method == MethodServe {
+		p, _, ok := estimateServing(w, c, gpus, l, k)
+		return p, ok
+	}
 	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated, GPUs: max(gpus, 1)}
-	if w.Model.ParamsB <= 0 {
+	if w.Model.ParamsB <= 0 || !w.Method.Training() {
 		return p, false
 	}
 	prec, ok := PrecisionOn(w, c)
 	if !ok {
 		return p, false
 	}
-	switch {
-	case w.Method.Training():
-		k, _ := TrainingK(w.Method, w.Checkpointing)
-		if w.SelectiveCheckpointing && !w.Checkpointing {
-			k++ // about half of the forward recomputed (THROUGHPUT.md 2.1)
-		}
-		tps, u, ok := trainingRate(c, w.Model.ParamsB, k, prec.Name == PrecisionFP8)
-		if !ok {
-			return p, false
-		}
-		p.Note = fmt.Sprintf("estimated: U %.2f (%s) × %g TFLOPS / (k %g × %gB params), %s",
-			u, c.EstimatorClass, c.TrainPeakTFLOPS(), k, w.Model.ParamsB, prec.Name)
-		if w.Method == MethodQLoRA {
-			tps *= QLoRAFactor
-			p.Note += fmt.Sprintf(" × %g QLoRA", QLoRAFactor)
-		}
-		p.TokensPerSecond = tps
-		return p, true
-	case w.Method == MethodServe:
-		eng := engineFor(w.Engine)
-		s := servingCase{
-			paramsB:         w.Model.ParamsB,
-			weightBytes:     w.WeightBytes,
-			kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
-			peakTFLOPS:      prec.PeakTFLOPS,
-			isl:             w.InputTokens,
-			osl:             w.OutputTokens,
-			maxSeqs:         w.maxSequences(),
-			gpus:            p.GPUs,
-			bandwidthCapGBs: eng.bandwidthCapGBs,
-			constants:       sc,
-		}
-		if w.weightOnlyQuantized() {
-			s.decodeFactor = eng.quantizedFactor
-		}
-		tps, seqs, ok := servingRate(c, s)
-		if !ok {
-			return p, false
-		}
-		p.TokensPerSecond = tps
-		p.Note = fmt.Sprintf("estimated: saturated serving (%s), %s peak %g TFLOPS, %g GB/s, %.1f concurrent sequences of %d tokens on %d GPU; output tokens",
-			eng.name, prec.Name, s.peakTFLOPS, c.BandwidthGBs, seqs, w.ContextTokens(), p.GPUs)
-		if w.RequestRate > 0 {
-			if rc := w.RequestRate * float64(w.OutputTokens) / float64(p.GPUs); rc < tps {
-				p.TokensPerSecond = rc
-				p.Note += fmt.Sprintf("; capped by %g requests/s × %d output tokens", w.RequestRate, w.OutputTokens)
-			}
-		}
-		return p, true
+	tps, st, ok := trainingRate(c, w, p.GPUs, k)
+	if !ok {
+		return p, false
 	}
-	return p, false
+	p.TokensPerSecond = tps
+	p.Note = trainingNote(c, w, prec, p.GPUs, st, k)
+	if p.GPUs == 1 {
+		p.GPUs = 0 // a single-GPU figure, as stored profiles write it
+	}
+	return p, true
+}
+
+// TrainingScaling is the share of g single GPUs' throughput g GPUs of the
+// card keep for the workload (the link model of trainingRate): 1 for one
+// GPU or a job that is not training.
+func TrainingScaling(w Workload, c pricewatch.Card, g int) float64 {
+	if g <= 1 || !w.Method.Training() {
+		return 1
+	}
+	one, _, ok1 := trainingRate(c, w, 1, calibrated)
+	many, _, ok2 := trainingRate(c, w, g, calibrated)
+	if !ok1 || !ok2 || one <= 0 {
+		return 1
+	}
+	return math.Min(many/one, 1)
+}
+
+// estimateServing is the serving estimate on gpus GPUs: on layout l, or
+// with a zero l on the best layout of that many GPUs.
+func estimateServing(w Workload, c pricewatch.Card, gpus int, l Layout, k constants) (Profile, Layout, bool) {
+	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated, GPUs: max(gpus, 1)}
+	s, prec, ok := servingCaseFor(w, c, k)
+	if !ok {
+		return p, l, false
+	}
+	var r servingResult
+	if l == (Layout{}) {
+		l, r = bestServing(c, s, p.GPUs)
+	} else {
+		s.layout = l
+		r = servingRate(c, s)
+	}
+	if !r.fits || r.tps <= 0 {
+		return p, l, false
+	}
+	p.TokensPerSecond = r.tps
+	p.Note = servingNote(s.eng, prec, c, l, r, w)
+	if f := w.EngineEfficiency; f > 0 && f != 1 {
+		p.TokensPerSecond *= f
+		p.Note += fmt.Sprintf("; × %g engine efficiency (configured)", f)
+	}
+	if w.RequestRate > 0 {
+		if rc := w.RequestRate * float64(w.OutputTokens) / float64(p.GPUs); rc < p.TokensPerSecond {
+			p.TokensPerSecond = rc
+			p.Note += fmt.Sprintf("; capped by %g requests/s × %d output tokens", w.RequestRate, w.OutputTokens)
+		}
+	}
+	return p, l, true
+}
+
+// servingCaseFor is the serving setting of a workload on a card.
+func servingCaseFor(w Workload, c pricewatch.Card, k constants) (servingCase, Precision, bool) {
+	if w.Model.ParamsB <= 0 {
+		return servingCase{}, Precision{}, false
+	}
+	prec, ok := PrecisionOn(w, c)
+	if !ok {
+		return servingCase{}, prec, false
+	}
+	eng := engineFor(w.Engine)
+	s := servingCase{
+		model:           w.Model,
+		weightBytes:     w.Model.Params() * w.WeightBytes,
+		kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
+		peakTFLOPS:      prec.PeakTFLOPS,
+		isl:             w.InputTokens,
+		osl:             w.OutputTokens,
+		maxSeqs:         w.maxSequences(),
+		minSeqs:         max(w.Concurrency, 1),
+		eng:             eng,
+		fp4:             prec.Name == PrecisionFP4,
+		k:               k,
+	}
+	if w.weightOnlyQuantized() {
+		s.decodeFactor = eng.quantizedFactor
+	}
+	return s, prec, true
 }
 
 // Precision is what a workload computes in on one card.
@@ -275,7 +416,22 @@ type engine struct {
 	maxSequences    float64
 	bandwidthCapGBs float64
 	quantizedFactor float64
+	// memoryUtil is the share of memory the engine gives the model, of
+	// each GPU's capacity (basisTotal) or of what the weights and the
+	// reserve leave free (basisFree).
+	memoryUtil  float64
+	memoryBasis string
+	// pagedKV: a sequence's KV cache grows as it decodes (ISL + OSL/2
+	// resident on average) instead of being reserved whole at admission.
+	pagedKV    bool
+	reserveGiB float64
 }
+
+// Engine memory bases (data/engines.csv memory_basis).
+const (
+	basisTotal = "total"
+	basisFree  = "free"
+)
 
 // Serving engines a workload may name (data/engines.csv).
 const (
@@ -287,7 +443,12 @@ const (
 var engines = sync.OnceValue(func() map[string]engine {
 	m := map[string]engine{}
 	for _, r := range readTable(enginesCSV) {
-		m[r[0]] = engine{r[0], tableNum(r[1]), tableNum(r[2]), tableNum(r[3])}
+		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" {
+			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q", r[0], r[5], r[6]))
+		}
+		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
+			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
+			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7])}
 	}
 	return m
 })
@@ -311,113 +472,6 @@ func engineFor(name string) engine {
 		return e
 	}
 	return engines()[EngineVLLM]
-}
-
-// trainingRate is tokens/s per GPU for training paramsB at k FLOPs per
-// parameter per token, using the class U on the 16-bit peak, or
-// FP8TrainingFraction of it for FP8 training (cards with FP8 only). It also
-// returns the utilization used.
-func trainingRate(c pricewatch.Card, paramsB, k float64, fp8 bool) (tps, u float64, ok bool) {
-	u, ok = Utilization(c.EstimatorClass)
-	if !ok || paramsB <= 0 || k <= 0 {
-		return 0, 0, false
-	}
-	if fp8 {
-		if c.FP8TFLOPS <= 0 {
-			return 0, 0, false
-		}
-		u = FP8TrainingFraction
-	}
-	peak := c.TrainPeakTFLOPS()
-	if peak <= 0 {
-		return 0, 0, false
-	}
-	return u * peak * 1e12 / (k * paramsB * 1e9), u, true
-}
-
-// servingCase is one saturated-serving setting of THROUGHPUT.md 2.2.
-type servingCase struct {
-	paramsB         float64
-	weightBytes     float64 // per parameter
-	kvBytesPerToken float64
-	peakTFLOPS      float64 // per GPU, at the serving precision
-	isl, osl        int
-	maxSeqs         float64 // engine limit on concurrent sequences
-	gpus            int     // tensor-parallel GPUs treated as one device
-	// bandwidthCapGBs caps the decode weight-read rate per GPU (0: none);
-	// decodeFactor scales it for weight-only quantized weights (0: 1).
-	bandwidthCapGBs float64
-	decodeFactor    float64
-	constants       servingConstants // zero: referenceServing
-}
-
-// servingRate is output tokens/s per GPU of a batching engine kept full, and
-// the concurrent sequences B it runs:
-//
-//	B         = min(maxSeqs, (0.9 × memory − W − 2 GB) / (kv_per_token × (ISL + OSL)))
-//	t_prefill = 2N × (ISL/OSL) / (min(0.95, 1.2 × ETA_C) × peak)
-//	t_decode  = max(2N / (ETA_C × peak), W/B / (ETA_BW × bandwidth))
-//	          + kv_per_token × (ISL + OSL/2) / (ETA_BW × bandwidth)
-//	tps       = 1 / (t_prefill + t_decode)
-//
-// t_decode is a roofline per operator, not one for the whole step: the
-// weight GEMMs take the longer of their FLOPs and their weight reads (the
-// two overlap inside a GEMM), and attention then reads the KV cache in
-// kernels of its own, which wait for the QKV projection and feed the
-// output projection, so its reads cannot hide behind the GEMMs' tensor
-// work. THROUGHPUT.md 2.2 takes one max over both, which is the same while
-// the GEMMs are bandwidth-bound (small batches, batch-1 decode) and too
-// fast once a large batch makes them compute-bound: that is its 1.4–1.5
-// overestimate of long outputs on 96–141 GB Hopper parts and of FP4 on
-// B200. The constants stay the reference's (ETA_BW 0.70, ETA_C per class);
-// see rank/calibration_test.go for the fit with and without a refit.
-//
-// A single sequence (B = 1) reads at EtaB1 instead of ETA_BW; an engine cap
-// bounds ETA × bandwidth per GPU, and decodeFactor scales it. Several GPUs
-// are one device with summed memory, bandwidth and peak; the result is
-// divided by the GPU count. ok is false when the weights leave no room for
-// a KV cache or an input is missing.
-func servingRate(c pricewatch.Card, s servingCase) (tps, seqs float64, ok bool) {
-	sc := s.constants
-	if sc == (servingConstants{}) {
-		sc = referenceServing
-	}
-	eta, ok := ComputeEfficiency(c.EstimatorClass)
-	eta *= sc.etaCScale
-	if !ok || s.paramsB <= 0 || s.weightBytes <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 ||
-		s.isl < 0 || s.kvBytesPerToken <= 0 || c.BandwidthGBs <= 0 {
-		return 0, 0, false
-	}
-	g := float64(max(s.gpus, 1))
-	n := s.paramsB * 1e9
-	weights := n * s.weightBytes
-	memory := c.MemoryGB * BytesPerGB * g
-	bandwidth := c.BandwidthGBs * 1e9 * g
-	peak := s.peakTFLOPS * 1e12 * g
-	isl, osl := float64(s.isl), float64(s.osl)
-
-	seqs = (ServeMemoryFraction*memory - weights - ServeReserveGB*BytesPerGB) / (s.kvBytesPerToken * (isl + osl))
-	if s.maxSeqs > 0 {
-		seqs = math.Min(seqs, s.maxSeqs)
-	}
-	if seqs <= 0 {
-		return 0, 0, false
-	}
-	etaBW := sc.etaBW
-	if seqs <= 1 {
-		seqs, etaBW = 1, EtaB1
-	}
-	readRate := etaBW * bandwidth // bytes/s
-	if s.bandwidthCapGBs > 0 {
-		readRate = math.Min(readRate, s.bandwidthCapGBs*1e9*g)
-	}
-	if s.decodeFactor > 0 {
-		readRate *= s.decodeFactor
-	}
-	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
-	decode := math.Max(2*n/(eta*peak), weights/seqs/readRate) +
-		s.kvBytesPerToken*(isl+osl/2)/readRate
-	return 1 / (prefill + decode) / g, seqs, true
 }
 
 // DecodeBatch1TokensPerSecond is single-stream generation speed, bound by

@@ -222,26 +222,18 @@ func invalid(field, format string, args ...any) error {
 }
 
 // precisions are the job precisions a spec may name ("4bit" is nf4).
-var precisions = []string{PrecisionBF16, PrecisionFP16, PrecisionFP8, PrecisionFP4, PrecisionInt8, PrecisionNF4, PrecisionInt4, PrecisionQ4KM}
+var precisions = []string{PrecisionBF16, PrecisionFP16, PrecisionFP8, PrecisionFP4, PrecisionMXFP4, PrecisionInt8, PrecisionNF4, PrecisionInt4, PrecisionAWQ, PrecisionGPTQ, PrecisionQ4KM}
 
 // weightBytesFor is the bytes per base weight of a method at a precision:
 // training keeps 16-bit weights for bf16, fp16 and fp8 compute (fp8 GEMMs
 // cast on the fly, TransformerEngine-style); serving stores fp8 and fp4
 // weights; int8 and the 4-bit formats are weight-only quantizations.
 func weightBytesFor(m Method, precision string) float64 {
-	switch precision {
-	case PrecisionInt8:
-		return 1
-	case PrecisionInt4, PrecisionNF4:
-		return 0.5
-	case PrecisionQ4KM:
-		return Q4KMBytesPerWeight
-	case PrecisionFP8:
-		if m == MethodServe {
-			return 1
-		}
-	case PrecisionFP4:
-		return FP4BytesPerWeight
+	if m != MethodServe && (precision == PrecisionFP8 || precision == PrecisionFP4 || precision == PrecisionMXFP4) {
+		return 2 // training keeps 16-bit master weights and casts per GEMM
+	}
+	if b, ok := BytesPerWeight(precision); ok {
+		return b
 	}
 	return 2
 }
@@ -299,8 +291,8 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		w.Precision = PrecisionBF16
 	}
 	w.WeightBytes = weightBytesFor(w.Method, w.Precision)
-	if w.Method == MethodQLoRA && w.WeightBytes != 0.5 {
-		return job, invalid("precision", "qlora trains on a 4-bit base (nf4 or int4)")
+	if w.Method == MethodQLoRA && w.Precision != PrecisionNF4 && w.Precision != PrecisionInt4 && w.Precision != PrecisionAWQ && w.Precision != PrecisionGPTQ {
+		return job, invalid("precision", "qlora trains on a 4-bit base (nf4, int4, awq or gptq)")
 	}
 	if w.Method.Training() && (w.Precision == PrecisionFP4 || w.Precision == PrecisionQ4KM) {
 		return job, invalid("precision", "%s is for serving; train in bf16, fp16 or fp8", w.Precision)

@@ -1,14 +1,19 @@
 package rank
 
-import "github.com/pricewatch/pricewatch"
+import (
+	"fmt"
+
+	"github.com/pricewatch/pricewatch"
+)
 
 // Memory model constants (DESIGN.md cost model 3). Byte counts are per
 // parameter unless stated otherwise.
 const (
 	// BytesPerGB makes decimal gigabytes.
 	BytesPerGB = 1e9
-	// UsableFraction is the share of a card's memory a job may plan to
-	// use; the rest is kept free for peaks.
+	// UsableFraction is the share of a card's memory a training job may
+	// plan to use; the rest is kept free for peaks. A serving engine's
+	// share is its own (data/engines.csv).
 	UsableFraction = 0.8
 
 	// GradientBytes is the gradient of one trained parameter (bf16).
@@ -47,26 +52,30 @@ const (
 	KVBytes16 = 2
 )
 
-// Memory is what a workload needs on each GPU, in decimal GB.
+// Memory is what a workload needs on each GPU, in GiB (2^30 bytes, the
+// unit card capacities are in: Card.CapacityGiB).
 type Memory struct {
-	// WeightsGB is the model weights (for LoRA/QLoRA the frozen base plus
+	// WeightsGiB is the model weights (for LoRA/QLoRA the frozen base plus
 	// the adapter), divided over the GPUs.
-	WeightsGB float64 `json:"weights_gb"`
-	// GradientsGB is the gradients of the trained parameters, divided
+	WeightsGiB float64 `json:"weights_gib"`
+	// GradientsGiB is the gradients of the trained parameters, divided
 	// over the GPUs.
-	GradientsGB float64 `json:"gradients_gb"`
-	// OptimizerGB is the optimizer state of the trained parameters,
+	GradientsGiB float64 `json:"gradients_gib"`
+	// OptimizerGiB is the optimizer state of the trained parameters,
 	// divided over the GPUs.
-	OptimizerGB float64 `json:"optimizer_gb"`
-	// ActivationsGB is the activations kept for the backward pass, per
+	OptimizerGiB float64 `json:"optimizer_gib"`
+	// ActivationsGiB is the activations kept for the backward pass, per
 	// GPU (not divided).
-	ActivationsGB float64 `json:"activations_gb"`
-	// KVCacheGB is the serving KV cache of the workload's concurrent
+	ActivationsGiB float64 `json:"activations_gib"`
+	// KVCacheGiB is the serving KV cache of the workload's concurrent
 	// requests (at least one full-context sequence, the minimum to serve
-	// at all), divided over a tensor-parallel group.
-	KVCacheGB float64 `json:"kv_cache_gb"`
-	// TotalGB is the sum of the above.
-	TotalGB float64 `json:"total_gb"`
+	// at all), divided over the group.
+	KVCacheGiB float64 `json:"kv_cache_gib"`
+	// ReserveGiB is a serving engine's own working memory per GPU (CUDA
+	// context and graphs, activations; data/engines.csv).
+	ReserveGiB float64 `json:"runtime_reserve_gib,omitempty"`
+	// TotalGiB is the sum of the above.
+	TotalGiB float64 `json:"total_gib"`
 }
 
 // MemoryPerGPU is the memory each of gpus GPUs needs for the workload,
@@ -103,17 +112,19 @@ func MemoryPerGPU(w Workload, gpus int) Memory {
 	case MethodServe:
 		weights = n * w.WeightBytes
 		kv = KVCacheGB(w.Model, w.ContextTokens(), max(w.Concurrency, 1), ServingKVBytes(w)) * BytesPerGB
+		m.ReserveGiB = engineFor(w.Engine).reserveGiB
 	default:
 		weights = n * w.WeightBytes
 	}
 	g := float64(gpus)
-	m.WeightsGB = weights / g / BytesPerGB
-	m.GradientsGB = grads / g / BytesPerGB
-	m.OptimizerGB = opt / g / BytesPerGB
-	m.ActivationsGB = act / BytesPerGB
-	// Tensor parallelism splits the KV cache by heads like the weights.
-	m.KVCacheGB = kv / g / BytesPerGB
-	m.TotalGB = m.WeightsGB + m.GradientsGB + m.OptimizerGB + m.ActivationsGB + m.KVCacheGB
+	m.WeightsGiB = weights / g / pricewatch.BytesPerGiB
+	m.GradientsGiB = grads / g / pricewatch.BytesPerGiB
+	m.OptimizerGiB = opt / g / pricewatch.BytesPerGiB
+	m.ActivationsGiB = act / pricewatch.BytesPerGiB
+	// Tensor and pipeline parallelism split the KV cache (by heads, by
+	// layers) like the weights.
+	m.KVCacheGiB = kv / g / pricewatch.BytesPerGiB
+	m.TotalGiB = m.WeightsGiB + m.GradientsGiB + m.OptimizerGiB + m.ActivationsGiB + m.KVCacheGiB + m.ReserveGiB
 	return m
 }
 
@@ -178,19 +189,67 @@ func MinGPUs(w Workload, c pricewatch.Card, limit int) int {
 	return 0
 }
 
-// UsableGB is the memory of a card a job may plan to use: 0.8 × its memory.
-func UsableGB(c pricewatch.Card) float64 { return UsableFraction * c.MemoryGB }
+// UsableGiB is the memory of a card a training job may plan to use: 0.8 ×
+// its capacity in GiB.
+func UsableGiB(c pricewatch.Card) float64 { return UsableFraction * c.CapacityGiB() }
 
-// Fits reports whether the workload fits on gpus cards of this kind
-// (MemoryPerGPU total within UsableGB). For serving it checks the weights
-// plus the KV cache of one full-context sequence, the minimum to serve at
-// all; more memory buys more concurrent sequences, which Estimate accounts
-// for.
+// Fits reports whether the workload fits on gpus cards of this kind. A
+// training job's MemoryPerGPU total must be within UsableGiB. A serving
+// job needs the KV cache the engine leaves (data/engines.csv: its share
+// of memory and its reserve, after the weights) to hold its Concurrency
+// (at least one) whole sequences; more memory buys more concurrent
+// sequences, which the estimate accounts for.
 func Fits(w Workload, c pricewatch.Card, gpus int) bool {
 	if gpus < 1 || c.MemoryGB <= 0 {
 		return false
 	}
-	return MemoryPerGPU(w, gpus).TotalGB <= UsableGB(c)
+	if w.Method == MethodServe {
+		s, _, ok := servingCaseFor(w, c, calibrated)
+		if !ok {
+			// A precision the card lacks: judge the memory at 16 bits'
+			// weights as given (the estimate refuses it anyway).
+			s = servingCase{weightBytes: w.Model.Params() * w.WeightBytes, kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
+				isl: w.InputTokens, osl: w.OutputTokens, minSeqs: max(w.Concurrency, 1), eng: engineFor(w.Engine)}
+		}
+		kv, need, _ := servingKV(c, s, gpus)
+		return kv >= need && kv > 0
+	}
+	return MemoryPerGPU(w, gpus).TotalGiB <= UsableGiB(c)
+}
+
+// NoFitReason says in GiB why gpus GPUs of the card cannot hold the
+// workload ("" when they can): for training, what each GPU needs against
+// 80% of its capacity; for serving, weights + the KV cache of its
+// sequences + the engine's reserve against what the engine may use.
+func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
+	if Fits(w, c, gpus) {
+		return ""
+	}
+	on := gpus1(gpus)
+	if w.Method != MethodServe {
+		m := MemoryPerGPU(w, gpus)
+		return fmt.Sprintf("needs %.1f GiB per GPU on %s (weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f); %s has %.1f GiB usable (80%% of %.1f GiB)",
+			m.TotalGiB, on, m.WeightsGiB, m.GradientsGiB, m.OptimizerGiB, m.ActivationsGiB, c.ID, UsableGiB(c), c.CapacityGiB())
+	}
+	s := servingCase{weightBytes: w.Model.Params() * w.WeightBytes, kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
+		isl: w.InputTokens, osl: w.OutputTokens, minSeqs: max(w.Concurrency, 1), eng: engineFor(w.Engine)}
+	_, _, m := servingKV(c, s, gpus)
+	seqs := max(w.Concurrency, 1)
+	total := m.WeightsGiB + m.KVMinGiB + m.ReserveGiB
+	basis := fmt.Sprintf("%g of %.1f GiB", s.eng.memoryUtil, m.CapacityGiB)
+	if s.eng.memoryBasis == basisFree {
+		basis = fmt.Sprintf("%s keeps %g of what weights and reserve leave of %.1f GiB for the KV cache", s.eng.name, s.eng.memoryUtil, m.CapacityGiB)
+	}
+	return fmt.Sprintf("needs %.1f GiB per GPU on %s: weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable (%s)",
+		total, on, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, basis)
+}
+
+// gpus1 writes a GPU count: "1 GPU", "8 GPUs".
+func gpus1(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }
 
 // CheckpointBytes is what one training checkpoint writes: the trained

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,9 +17,6 @@ import (
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/normalize"
 )
-
-//go:embed data/scaling.csv
-var scalingCSV []byte
 
 //go:embed data/providers.csv
 var providersCSV []byte
@@ -47,41 +45,6 @@ func tableNum(s string) float64 {
 		panic(fmt.Sprintf("rank: embedded table: %v", err))
 	}
 	return v
-}
-
-type scalePoint struct {
-	gpus int
-	eff  float64
-}
-
-var scaling = sync.OnceValue(func() map[string][]scalePoint {
-	m := map[string][]scalePoint{}
-	for _, r := range readTable(scalingCSV) {
-		m[r[0]] = append(m[r[0]], scalePoint{int(tableNum(r[1])), tableNum(r[2])})
-	}
-	for _, pts := range m {
-		slices.SortFunc(pts, func(a, b scalePoint) int { return cmp.Compare(a.gpus, b.gpus) })
-	}
-	return m
-})
-
-// ScalingEfficiency is the throughput share n GPUs of an interconnect class
-// keep (data/scaling.csv): n × single-GPU throughput × efficiency.
-func ScalingEfficiency(interconnect string, n int) float64 {
-	pts := scaling()[interconnect]
-	if len(pts) == 0 {
-		pts = scaling()[pricewatch.InterconnectPCIe]
-	}
-	if n <= pts[0].gpus {
-		return pts[0].eff
-	}
-	for i := 1; i < len(pts); i++ {
-		if n <= pts[i].gpus {
-			a, b := pts[i-1], pts[i]
-			return a.eff + (b.eff-a.eff)*float64(n-a.gpus)/float64(b.gpus-a.gpus)
-		}
-	}
-	return pts[len(pts)-1].eff
 }
 
 // ProviderDefaults are a provider's assumed hidden-cost prices in USD.
@@ -242,10 +205,13 @@ type Option struct {
 	Replicas  int                 `json:"replicas,omitempty"`
 	Fits      bool                `json:"fits"`
 	Reason    string              `json:"reason,omitempty"`
-	// MemoryPerGPUGB is what each GPU of a copy of the model holds;
-	// MemoryTotalGB is that over the copy's GPUs.
-	MemoryPerGPUGB        float64 `json:"memory_per_gpu_gb"`
-	MemoryTotalGB         float64 `json:"memory_total_gb"`
+	// MemoryPerGPUGiB is what each GPU of a copy of the model holds (a
+	// serving job: the least it needs); MemoryTotalGiB is that over the
+	// copy's GPUs; Layout is how a serving group splits the model ("TP4",
+	// "PP2").
+	MemoryPerGPUGiB       float64 `json:"memory_per_gpu_gib"`
+	MemoryTotalGiB        float64 `json:"memory_total_gib"`
+	Layout                string  `json:"layout,omitempty"`
 	Precision             string  `json:"precision"`
 	PrecisionNote         string  `json:"precision_note,omitempty"`
 	TokensPerSecond       float64 `json:"tokens_per_second"`
@@ -354,7 +320,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		if err != nil {
 			continue
 		}
-		rental, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
+		rental, prof, why := s.rentalFor(job, card, o)
 		if o.Mode == pricewatch.ModeOnDemand && why == "" {
 			for _, k := range []string{o.Card, fmt.Sprintf("%s/%d", o.Card, rental.GPUs)} {
 				if c, ok := onDemand[k]; !ok || price < c {
@@ -368,7 +334,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		if why != "" {
 			res.UnfitOffers++
 		}
-		opt, ok := s.option(job, card, rental, why, o, price, conv)
+		opt, ok := s.option(job, card, rental, prof, why, o, price, conv)
 		if ok {
 			opts = append(opts, opt)
 		}
@@ -474,31 +440,29 @@ func rankKey(o Option, serving bool, job Job) float64 {
 	return o.CostPerMillionTokens
 }
 
-// profileFor is the throughput per GPU of the job on a card at a group size
-// (the serving tensor-parallel group; 1 for training): the most specific
-// stored profile of the named workload the job is (measured on the offer,
-// on its provider, on the card), else a published one, else the estimate.
-func (s *Snapshot) profileFor(job Job, card pricewatch.Card, o pricewatch.Offer, group int) (Profile, bool) {
-	if job.FromWorkload != "" {
-		if p, ok := s.profiles.lookup(card.ID, job.FromWorkload, o.Provider, o.OfferID); ok && (job.Method != MethodServe || max(p.GPUs, 1) == group) {
-			return p, true
-		}
+// rentalFor lays the job out on a rental of the offer, with the
+// throughput per GPU that applies there: the most specific stored profile
+// of the named workload the job is (measured on the offer, on its
+// provider, on the card), else a published one, else the estimate (for
+// serving, on the group that serves cheapest: RentalFor).
+func (s *Snapshot) rentalFor(job Job, card pricewatch.Card, o pricewatch.Offer) (Rental, Profile, string) {
+	base := Profile{Card: card.ID, Workload: job.Workload.Name, Origin: OriginEstimated}
+	if p, ok := s.profiles.lookup(card.ID, job.FromWorkload, o.Provider, o.OfferID); job.FromWorkload != "" && ok && p.Origin != OriginEstimated {
+		base = p
+	} else if p, ok := Published(job.Workload, card.ID); ok {
+		base = p
 	}
-	if job.Method != MethodServe || group == 1 {
-		if p, ok := Published(job.Workload, card.ID); ok {
-			return p, true
-		}
+	r, p, why := RentalFor(job.Workload, card, o, job.MaxGPUs, base)
+	if why == "" && p.Origin == OriginEstimated && job.Method != MethodServe {
+		p, _ = EstimateOn(job.Workload, card, 1)
 	}
-	if job.Method != MethodServe {
-		group = 1
-	}
-	return EstimateOn(job.Workload, card, group)
+	return r, p, why
 }
 
 // option prices the job on one rental of an offer at price per GPU-hour of
 // full use in the job's currency. why is RentalOn's reason when no rental
 // holds the job: such an option is kept (unfit) only when the job asks.
-func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o pricewatch.Offer, price float64,
+func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, why string, o pricewatch.Offer, price float64,
 	conv func(float64, string) (float64, error)) (Option, bool) {
 	opt := Option{Card: card.ID, Source: o.Source, Provider: o.Provider, Offer: o.OfferID, Key: o.Key, Region: o.Region,
 		Mode: o.Mode, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, PricePerGPUHour: price,
@@ -519,8 +483,7 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o
 		opt.GPUs = o.GPUCounts[len(o.GPUCounts)-1]
 		return opt, true
 	}
-	p, ok := s.profileFor(job, card, o, r.Group)
-	if !ok || p.TokensPerSecond <= 0 {
+	if p.TokensPerSecond <= 0 {
 		return opt, false
 	}
 	opt.Fits = true
@@ -539,9 +502,14 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, why string, o
 func (s *Snapshot) unfitReason(job Job, card pricewatch.Card, o pricewatch.Offer, why string) string {
 	top := o.GPUCounts[len(o.GPUCounts)-1]
 	n := min(top, job.MaxGPUs)
-	need := MemoryPerGPU(job.Workload, n).TotalGB
-	mem := fmt.Sprintf("needs %.1f GB per GPU on %s; %s has %.1f GB usable (80%% of %g GB)",
-		need, gpus(n), card.ID, UsableGB(card), card.MemoryGB)
+	if job.Method == MethodServe {
+		// A serving group is a power of two: the largest the rental allows.
+		n = 1 << (bits.Len(uint(n)) - 1)
+	}
+	mem := NoFitReason(job.Workload, card, n)
+	if mem == "" {
+		mem = "no group of its GPUs can serve it over its link"
+	}
 	switch why {
 	case WhyUnitLarge:
 		return fmt.Sprintf("rented only as %s, more than max_gpus %d", gpus(o.GPUCounts[0]), job.MaxGPUs)
@@ -567,7 +535,10 @@ func (s *Snapshot) price(opt *Option, job Job, card pricewatch.Card, r Rental, p
 		opt.Replicas = r.Replicas
 	}
 	m := MemoryPerGPU(w, r.Group)
-	opt.MemoryPerGPUGB, opt.MemoryTotalGB = m.TotalGB, m.TotalGB*float64(r.Group)
+	opt.MemoryPerGPUGiB, opt.MemoryTotalGiB = m.TotalGiB, m.TotalGiB*float64(r.Group)
+	if w.Method == MethodServe && r.Group > 1 {
+		opt.Layout = r.Layout.String()
+	}
 	opt.ThroughputOrigin, opt.ThroughputNote = p.Label(), s.throughputNote(p)
 	opt.TokensPerSecondPerGPU = p.TokensPerSecond
 	opt.TokensPerSecond = r.TokensPerSecond(p.TokensPerSecond)
@@ -773,10 +744,10 @@ func (s *Snapshot) ownedOptions(job Job, owned []Owned, rentals []Option, cat *n
 		}
 		o := pricewatch.Offer{Source: "owned", Provider: "owned", OfferID: name, Key: "owned/" + name, Mode: ModeOwned, Available: pricewatch.AvailableYes,
 			Card: ow.Card, GPUs: ow.Count, RentUnit: pricewatch.RentPerGPU, GPUCounts: pricewatch.CountsUpTo(ow.Count)}
-		r, why := RentalOn(job.Workload, card, o, job.MaxGPUs)
+		r, prof, why := s.rentalFor(job, card, o)
 		noStartup := job
 		noStartup.Hidden.StartupMinutes = 0
-		opt, ok := s.option(noStartup, card, r, why, o, price, conv)
+		opt, ok := s.option(noStartup, card, r, prof, why, o, price, conv)
 		if !ok {
 			continue
 		}

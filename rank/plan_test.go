@@ -40,26 +40,6 @@ func TestOwned_PricePerUsedHour(t *testing.T) {
 	}
 }
 
-func TestScalingEfficiency_Table(t *testing.T) {
-	for _, c := range []struct {
-		class string
-		n     int
-		want  float64
-	}{
-		{pricewatch.InterconnectPCIe, 1, 1}, {pricewatch.InterconnectPCIe, 4, 0.7}, {pricewatch.InterconnectPCIe, 8, 0.57},
-		{pricewatch.InterconnectPCIe, 6, 0.635}, {pricewatch.InterconnectPCIe, 16, 0.57}, {pricewatch.InterconnectSXM, 8, 0.9},
-	} {
-		if got := rank.ScalingEfficiency(c.class, c.n); !near(got, c.want, 1e-9) {
-			t.Errorf("%s %d: %v, want %v", c.class, c.n, got, c.want)
-		}
-	}
-	// DESIGN.md: 8 PCIe GPUs give 1.63× the throughput of 4 for 2× the price.
-	ratio := 8 * rank.ScalingEfficiency(pricewatch.InterconnectPCIe, 8) / (4 * rank.ScalingEfficiency(pricewatch.InterconnectPCIe, 4))
-	if math.Round(ratio*100)/100 != 1.63 {
-		t.Errorf("8 vs 4 PCIe GPUs = %.3f×, want 1.63×", ratio)
-	}
-}
-
 func TestReclaimsPerHour_Bands(t *testing.T) {
 	for band, want := range map[string]float64{"<5%": 0.025 / 730, "5-10%": 0.075 / 730, "10-15%": 0.125 / 730, ">20%": 0.25 / 730} {
 		if got, ok := rank.ReclaimsPerHour(band); !ok || !near(got, want, 1e-12) {
@@ -147,32 +127,39 @@ func TestPlan_RentalUnitsAndFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := res.Memory; m.WeightsGB != 14 || m.GradientsGB != 14 || m.OptimizerGB != 28 {
-		t.Errorf("memory %+v, want 14 + 14 + 28 GB", m)
+	// 14e9 + 14e9 + 28e9 bytes = 13.04 + 13.04 + 26.08 GiB.
+	if m := res.Memory; !near(m.WeightsGiB, 14e9/(1<<30), 1e-9) || m.GradientsGiB != m.WeightsGiB || !near(m.OptimizerGiB, 28e9/(1<<30), 1e-9) {
+		t.Errorf("memory %+v, want 14 + 14 + 28 GB in GiB", m)
 	}
 	got := map[string]rank.Option{}
 	for _, o := range res.Options {
 		got[o.Offer] = o
 	}
-	// 56 GB of state sharded: 3 × 24 GB cards are not enough at 80%, 4 are.
-	// The per-GPU source rents exactly 4: 4 × 1327.5 tokens/s (0.45 ×
-	// 165.2e12 / (8 × 7e9)) × 0.70 PCIe scaling = 3717 tokens/s;
-	// 1e8 / (3717 × 3600) = 7.473 h × 4 GPUs × 0.4 = 11.96 compute;
-	// 15 min start-up on 4 GPUs = 0.25 × 1.6 = 0.40.
+	// 52.9 GiB of state sharded: over 3 × 24 GiB cards it is 17.4 + 0.77
+	// GiB each, within 80% (19.2). The per-GPU source rents exactly 3, at
+	// the estimate per GPU (U × 165.2e12 / 60.295e9 FLOPs a token) × the
+	// link model's scaling for FSDP over PCIe without peer-to-peer;
+	// hours = 1e8 / (3 × that × 3600), billed on 3 GPUs at 0.4; 15 min
+	// start-up on 3 GPUs = 0.25 × 1.2 = 0.30.
 	r := got["4090"]
-	wantH := 1e8 / (4 * 1327.5 * 0.7 * 3600)
-	if !r.Fits || r.GPUs != 4 || r.GPUsUsed != 4 || r.RentUnit != pricewatch.RentPerGPU || r.ScalingEfficiency != 0.7 ||
-		!near(r.Hours, wantH, 1e-6) || !near(r.ComputeCost, wantH*4*0.4, 1e-6) || !near(r.HiddenCosts["startup"], 0.4, 1e-9) ||
-		!near(r.UnitPricePerHour, 1.6, 1e-12) || !near(r.MemoryTotalGB, 4*r.MemoryPerGPUGB, 1e-9) {
+	c4090, _ := cat.Card("RTX-4090")
+	ft, _ := rank.WorkloadByName("full-ft-7b")
+	one, _ := rank.EstimateOn(ft, c4090, 1)
+	eff3 := rank.TrainingScaling(ft, c4090, 3)
+	wantH := 1e8 / (3 * one.TokensPerSecond * eff3 * 3600)
+	if !r.Fits || r.GPUs != 3 || r.GPUsUsed != 3 || r.RentUnit != pricewatch.RentPerGPU || r.ScalingEfficiency != eff3 ||
+		!near(r.Hours, wantH, 1e-6) || !near(r.ComputeCost, wantH*3*0.4, 1e-6) || !near(r.HiddenCosts["startup"], 0.3, 1e-9) ||
+		!near(r.UnitPricePerHour, 1.2, 1e-12) || !near(r.MemoryTotalGiB, 3*r.MemoryPerGPUGiB, 1e-9) {
 		t.Errorf("per-GPU 4090: %+v (want %.4f h)", r, wantH)
 	}
 	// The 8 × A100 instance is sold whole: the job pays for 8 and runs on
 	// all 8 (it fits one): 8 × 3960.2 (published: (4641 + 3684) / 2 ×
-	// 6.66 / 7) × 0.90 SXM scaling = 28,513 tokens/s; 1e8 / (28,513 × 3600)
-	// = 0.9742 h × 12.0 per hour (8 × 1.5) = 11.69; start-up 0.25 h × 12 = 3.
+	// 6.66 / 7) × the NVLink scaling of the link model tokens/s; 12.0 an
+	// hour (8 × 1.5); start-up 0.25 h × 12 = 3.
 	a := got["p4de"]
 	perGPUA := (4641 + 3684) / 2.0 * 6.66 / 7
-	wantA := 1e8 / (8 * perGPUA * 0.9 * 3600)
+	cA100, _ := cat.Card("A100-80GB-SXM")
+	wantA := 1e8 / (8 * perGPUA * rank.TrainingScaling(ft, cA100, 8) * 3600)
 	if !a.Fits || a.GPUs != 8 || a.GPUsUsed != 8 || a.RentUnit != pricewatch.RentFixed || a.ThroughputOrigin != rank.OriginPublished ||
 		!near(a.Hours, wantA, 1e-6) || !near(a.ComputeCost, wantA*12, 1e-6) || !near(a.HiddenCosts["startup"], 3, 1e-9) {
 		t.Errorf("8 × A100: %+v (want %.4f h)", a, wantA)
@@ -190,13 +177,13 @@ func TestPlan_RentalUnitsAndFit(t *testing.T) {
 	}
 	// lora-7b fits one 4090: the per-GPU source rents 1 (1 GPU × 0.4 per
 	// hour), the bundle both of its GPUs (2 × 0.3 = 0.6 per hour, twice the
-	// throughput less the 0.85 scaling).
+	// throughput less the link model's scaling).
 	job = resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e8, Card: "RTX-4090"})
 	res, _ = snap.Plan(job, nil, cat)
 	for _, o := range res.Options {
 		want := map[string][2]float64{"4090": {1, 0.4}, "2x4090": {2, 0.6}}[o.Offer]
 		if o.GPUs != int(want[0]) || !near(o.UnitPricePerHour, want[1], 1e-12) ||
-			!near(o.TokensPerSecond, want[0]*800*rank.ScalingEfficiency(pricewatch.InterconnectPCIe, int(want[0])), 1e-9) {
+			!near(o.TokensPerSecond, want[0]*800*rank.TrainingScaling(job.Workload, c4090, int(want[0])), 1e-9) {
 			t.Errorf("lora-7b on %s: %d GPUs at %.2f/h, %.0f tokens/s", o.Offer, o.GPUs, o.UnitPricePerHour, o.TokensPerSecond)
 		}
 	}
@@ -387,7 +374,8 @@ func TestPlan_ServingCapacityAndOwned(t *testing.T) {
 		t.Fatalf("options %+v", res.Options)
 	}
 	for _, o := range res.Options {
-		want := int(math.Ceil(300 * 1.2 / o.TokensPerSecond))
+		// Rentals of o.GPUs GPUs (the serving group that serves cheapest).
+		want := int(math.Ceil(300*1.2/o.TokensPerSecond)) * o.GPUs
 		if o.Serving == nil || o.Serving.GPUsNeeded != want || !near(o.Serving.MonthlyCost, float64(want)*o.PricePerGPUHour*200, 1e-3) {
 			t.Errorf("%s serving %+v at %.1f tokens/s", o.Source, o.Serving, o.TokensPerSecond)
 		}
@@ -432,8 +420,9 @@ func TestPlan_Precision(t *testing.T) {
 			v = &res.Options[i]
 		}
 	}
-	// 0.30 × 125e12 / (6 × 7e9) = 892.9 tokens/s in fp16.
-	if v == nil || v.Precision != rank.PrecisionFP16 || !strings.Contains(v.PrecisionNote, "no bf16") || !near(v.TokensPerSecond, 0.3*125e12/42e9, 0.01) {
+	// U 0.363 × 125e12 / (6 × 7e9 + 16 × 32 × 4096 × 2048) = 980.1
+	// tokens/s in fp16.
+	if v == nil || v.Precision != rank.PrecisionFP16 || !strings.Contains(v.PrecisionNote, "no bf16") || !near(v.TokensPerSecond, 0.363*125e12/46.295e9, 0.05) {
 		t.Errorf("V100 option: %+v", v)
 	}
 	res, _ = snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e7, RequireBF16: true}), nil, normalize.DefaultCatalog())
@@ -461,8 +450,8 @@ func TestJobSpec_Resolve(t *testing.T) {
 	if job.Workload.OptimizerBytes != rank.OptimizerBytesFP32 || job.Currency != "CNY" || len(job.Modes) != 3 || job.FromWorkload != "" {
 		t.Errorf("job %+v", job)
 	}
-	if m := rank.MemoryPerGPU(job.Workload, 1); !near(m.WeightsGB+m.GradientsGB+m.OptimizerGB, 112, 1e-9) {
-		t.Errorf("fp32 optimizer state: %+v (want 16 bytes/param = 112 GB)", m)
+	if m := rank.MemoryPerGPU(job.Workload, 1); !near(m.WeightsGiB+m.GradientsGiB+m.OptimizerGiB, 112e9/(1<<30), 1e-9) {
+		t.Errorf("fp32 optimizer state: %+v (want 16 bytes/param = 112e9 B = 104.3 GiB)", m)
 	}
 	job = resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e6})
 	if job.FromWorkload != "lora-7b" {
@@ -476,10 +465,11 @@ func TestJobSpec_Resolve(t *testing.T) {
 	if job.Workload.Model.KVHeads != 8 || job.Context != 4096 || job.Concurrency != 4 {
 		t.Errorf("serve preset: %+v", job)
 	}
-	// The DESIGN.md KV example: 7B, 32 layers, 32 KV heads of 128, 4096 tokens, 4 requests.
+	// The DESIGN.md KV example: 7B, 32 layers, 32 KV heads of 128, 4096
+	// tokens, 4 requests: 8.59e9 bytes, 8.0 GiB.
 	job = resolve(t, rank.JobSpec{Model: &rank.ModelSpec{Preset: "llama-7b"}, Method: "serve", Context: 4096, Concurrency: 4})
-	if m := rank.MemoryPerGPU(job.Workload, 1); math.Round(m.KVCacheGB*10)/10 != 8.6 {
-		t.Errorf("KV cache = %.2f GB, want 8.6", m.KVCacheGB)
+	if m := rank.MemoryPerGPU(job.Workload, 1); !near(m.KVCacheGiB, 8.589934592e9/(1<<30), 1e-9) {
+		t.Errorf("KV cache = %.3f GiB, want 8.0", m.KVCacheGiB)
 	}
 
 	neg := -1.0

@@ -64,17 +64,11 @@ func TestSeedProfiles_Builtins(t *testing.T) {
 			origin         Origin
 			tps            float64 // 0: no profile
 		}{
-			{"H100-80GB-SXM", "lora-7b", OriginEstimated, 9419.0},
+			// U × peak / (6 × 7e9 + 16 × 32 × 4096 × 2048 = 46.295e9 FLOPs).
+			{"H100-80GB-SXM", "lora-7b", OriginEstimated, calibrated.util["hopper_blackwell"] * 989e12 / 46.295e9},
 			{"A100-80GB-SXM", "lora-7b", OriginPublished, (3151 + 3244) / 2.0 * 7.72 / 7},
-			{"RTX-4090", "lora-7b", OriginEstimated, 1770.0},
-			{"L40S", "qlora-7b", OriginEstimated, 0.8 * 0.40 * 362.05e12 / (6 * 7e9)},
-			// 14 GB of weights leave no KV room on one 16 GB T4; the seed is
-			// the 2-GPU tensor-parallel group (32 GB, 640 GB/s, 130 TFLOPS
-			// fp16, ETA_C 0.40): 19.07 sequences of 1280 tokens;
-			// prefill 56e9 / (0.48 × 130e12) = 0.897 ms, decode
-			// (14e9/19.07 + 524288 × 1152) / (0.7 × 640e9) = 2.987 ms per
-			// token of the group: 1 / 3.884 ms / 2 GPUs = 128.7 per GPU.
-			{"T4", "serve-7b", OriginEstimated, 128.7},
+			{"RTX-4090", "lora-7b", OriginEstimated, calibrated.util["consumer"] * 165.2e12 / 46.295e9},
+			{"L40S", "qlora-7b", OriginEstimated, calibrated.qlora * calibrated.util["ada_dc"] * 362.05e12 / 46.295e9},
 		} {
 			t.Run(tc.card+"/"+tc.workload, func(t *testing.T) {
 				i := slices.IndexFunc(ps, func(p Profile) bool { return p.Card == tc.card && p.Workload == tc.workload })
@@ -92,6 +86,16 @@ func TestSeedProfiles_Builtins(t *testing.T) {
 					t.Errorf("got %.1f %s, want %.1f %s", p.TokensPerSecond, p.Origin, tc.tps, tc.origin)
 				}
 			})
+		}
+	})
+
+	// 14e9 B of weights leave no KV room on one 16 GB T4: its seed is the
+	// group of GPUs that serves the most per GPU, as BestServingGroup says.
+	t.Run("serving seeds take the best group", func(t *testing.T) {
+		i := slices.IndexFunc(ps, func(p Profile) bool { return p.Card == "T4" && p.Workload == "serve-7b" })
+		want, _, ok := BestServingGroup(workload(t, "serve-7b"), card(t, "T4"), DefaultMaxGPUs)
+		if i < 0 || !ok || ps[i].GPUs < 2 || ps[i].TokensPerSecond != want.TokensPerSecond {
+			t.Errorf("T4 serve-7b seed %+v, want %+v", ps, want)
 		}
 	})
 

@@ -48,14 +48,53 @@ type Measurement struct {
 	K float64
 	// EstimateTokensPerSecond is the reference estimation model's figure.
 	EstimateTokensPerSecond float64
-	// Calibration reports whether the row set the model's constants.
+	// Calibration is the reference's vetting (use_in_calibration): only
+	// vetted rows apply as published profiles. Rows added after the
+	// reference say no: they are calibration data, not profiles.
 	Calibration bool
 	SourceURL   string
 	Notes       string
+	// Publisher is who published the figure (one publication series:
+	// "nvidia-trtllm-perf", "mosaicml-llm-foundry"); the calibration
+	// leaves one publisher out at a time.
+	Publisher string
+	// Shape is the model's (layers, hidden, heads, KV heads, head dim).
+	Shape Model
+	// TP and PP are the serving layout published (0: not stated);
+	// MicroBatch and GradAccum the training micro-batch and accumulation.
+	TP, PP, MicroBatch, GradAccum int
+	// VP and CP are a training run's virtual pipeline stages and context
+	// parallelism (0: not stated).
+	VP, CP int
+	// EngineVersion is the software as published; KVPrecision the KV
+	// cache's precision where stated.
+	EngineVersion, KVPrecision string
+	// Split is what the calibration does with the row: "fit" (the
+	// constants are fitted on it), "holdout" (never fitted on: the
+	// out-of-sample check) or "no-fit" (not a clean measurement of its
+	// setting, SplitNote says why; priced, never fitted on).
+	Split, SplitNote string
 }
+
+// Row splits of throughput.csv (Measurement.Split).
+const (
+	SplitFit     = "fit"
+	SplitHoldout = "holdout"
+	SplitNoFit   = "no-fit"
+)
 
 // measurements is the embedded throughput.csv, parsed once; read-only.
 var measurements = mustParseMeasurements(throughputCSV)
+
+// measurementsByCard indexes measurements by canonical card id (Published
+// runs for every card × workload when profiles are seeded).
+var measurementsByCard = func() map[string][]Measurement {
+	m := map[string][]Measurement{}
+	for _, r := range measurements {
+		m[r.Card] = append(m[r.Card], r)
+	}
+	return m
+}()
 
 func mustParseMeasurements(b []byte) []Measurement {
 	ms, err := parseMeasurements(bytes.NewReader(b))
@@ -116,6 +155,17 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 			TokensPerSecond: num("tokens_per_sec_per_gpu"), Recompute: get("activation_recompute"),
 			K: num("flops_per_token_factor_k"), EstimateTokensPerSecond: num("estimate_tokens_per_sec_per_gpu"),
 			Calibration: get("use_in_calibration") == "yes", SourceURL: get("source_url"), Notes: get("notes"),
+			Publisher: get("publisher"), EngineVersion: get("engine_version"), KVPrecision: get("kv_cache_precision"),
+			Split: get("split"), SplitNote: get("split_note"),
+			TP: int(num("tp")), PP: int(num("pp")), MicroBatch: int(num("micro_batch")), GradAccum: int(num("grad_accum")),
+			VP: int(num("vp")), CP: int(num("cp")),
+			Shape: Model{Name: get("model"), ParamsB: num("params_b"), Layers: int(num("layers")), Hidden: int(num("hidden")),
+				Heads: int(num("heads")), KVHeads: int(num("kv_heads")), HeadDim: int(num("head_dim"))},
+		}
+		switch m.Split {
+		case SplitFit, SplitHoldout, SplitNoFit, "":
+		default:
+			return nil, fmt.Errorf("line %d: split %q: want fit, holdout or no-fit", line, m.Split)
 		}
 		if perr != nil {
 			return nil, perr
@@ -159,8 +209,8 @@ func Published(w Workload, cardID string) (Profile, bool) {
 	var ids []string
 	var vals []float64
 	var rows []Measurement
-	for _, m := range measurements {
-		if m.Card != cardID || !applies(m, w) {
+	for _, m := range measurementsByCard[cardID] {
+		if !applies(m, w) {
 			continue
 		}
 		rows = append(rows, m)
@@ -210,7 +260,7 @@ func applies(m Measurement, w Workload) bool {
 	case MethodLoRA:
 		return m.Category == "training" && m.Workload == "lora" && samePrecision
 	case MethodQLoRA:
-		return m.Category == "training" && m.Workload == "qlora" && w.WeightBytes == 0.5 &&
+		return m.Category == "training" && m.Workload == "qlora" && w.WeightBytes < 1 &&
 			(prec == "bf16 + int4" || prec == "bf16 + nf4")
 	case MethodServe:
 		// Serving throughput depends on the KV-cache footprint per token, so

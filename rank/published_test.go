@@ -16,8 +16,8 @@ func TestMeasurements_EmbeddedData(t *testing.T) {
 		t.Error("embedded throughput.csv differs from data/throughput.csv")
 	}
 	ms := Measurements()
-	if len(ms) != 102 {
-		t.Errorf("%d rows, want 102", len(ms))
+	if len(ms) < 102 {
+		t.Errorf("%d rows, want the reference's 102 and more", len(ms))
 	}
 	seen := map[string]bool{}
 	seeds := 0

@@ -407,7 +407,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 				return shapeResult{done: true, why: codeNoProfile}
 			}
 			o := pricewatch.Offer{GPUCounts: p.counts[r.counts], RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit])}
-			rt, why := RentalOn(w, cd, o, MaxMaxGPUs)
+			rt, pr, why := RentalFor(w, cd, o, MaxMaxGPUs, pr)
 			if why != "" {
 				return shapeResult{done: true, why: whyCode(why)}
 			}

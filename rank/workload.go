@@ -2,7 +2,9 @@ package rank
 
 import (
 	"cmp"
+	_ "embed"
 	"slices"
+	"sync"
 )
 
 // Method is how a workload uses the model: full fine-tuning, LoRA, QLoRA or
@@ -115,6 +117,17 @@ type Workload struct {
 	// Concurrency is how many requests a serving job must hold at once
 	// (their KV caches must fit); 0 means 1.
 	Concurrency int
+	// GradAccumulation is the micro-batches a training step accumulates
+	// before its optimizer step (data-parallel gradients are reduced once
+	// per step); 0 means 1.
+	GradAccumulation int
+	// TrainLayout is a training job's model parallelism (zero: FSDP or
+	// data parallel).
+	TrainLayout TrainLayout
+	// EngineEfficiency scales the serving estimate (0 or 1: as
+	// calibrated): a team that measured its engine faster or slower than
+	// the calibrated software generation says so in config.
+	EngineEfficiency float64
 }
 
 // ContextTokens is the full context of one serving request (in + out).
@@ -147,21 +160,50 @@ const (
 	PrecisionQ4KM = "q4_k_m"
 )
 
-// Q4KMBytesPerWeight is Q4_K_M's average: a Llama-3-8B GGUF of 4.92 GB
-// holds 8.03 B parameters (4.9 bits each with the scales and the 6-bit
-// tensors it keeps).
-const Q4KMBytesPerWeight = 0.6125
+// Weight formats besides the precisions above (data/quant.csv).
+const (
+	PrecisionAWQ   = "awq"
+	PrecisionGPTQ  = "gptq"
+	PrecisionMXFP4 = "mxfp4"
+)
 
-// FP4BytesPerWeight is FP4 weights with their block scales (THROUGHPUT.md
-// 2.2: ~0.56 bytes per weight).
-const FP4BytesPerWeight = 0.5625
+//go:embed data/quant.csv
+var quantCSV []byte
+
+// quantFormat is one row of data/quant.csv.
+type quantFormat struct {
+	bytes   float64 // per weight, scales included
+	compute string  // what its GEMMs run in
+}
+
+var quantFormats = sync.OnceValue(func() map[string]quantFormat {
+	m := map[string]quantFormat{}
+	for _, r := range readTable(quantCSV) {
+		m[r[0]] = quantFormat{tableNum(r[1]) / 8, r[2]}
+	}
+	return m
+})
+
+// BytesPerWeight is the stored size of one weight in a format, its scales
+// included, from the format's definition (data/quant.csv): fp8 1, NVFP4
+// 0.5625, AWQ/GPTQ int4 at group 128 0.5195, QLoRA's NF4 0.5159, GGUF
+// Q4_K_M 0.6125. ok is false for an unknown format.
+func BytesPerWeight(format string) (float64, bool) {
+	q, ok := quantFormats()[format]
+	return q.bytes, ok
+}
+
+// Q4KMBytesPerWeight is Q4_K_M's average (data/quant.csv).
+var Q4KMBytesPerWeight, _ = BytesPerWeight(PrecisionQ4KM)
+
+// FP4BytesPerWeight is NVFP4 weights with their block scales (data/quant.csv).
+var FP4BytesPerWeight, _ = BytesPerWeight(PrecisionFP4)
 
 // computePrecision is the tensor precision the job asks for: fp8 or fp4
 // when named, else 16 bits (weight-only quantizations compute in 16 bits).
 func (w Workload) computePrecision() string {
-	switch w.Precision {
-	case PrecisionFP8, PrecisionFP4:
-		return w.Precision
+	if q, ok := quantFormats()[w.Precision]; ok && q.compute != PrecisionBF16 {
+		return q.compute
 	}
 	return PrecisionBF16
 }
@@ -203,7 +245,7 @@ func BuiltinWorkloads() []Workload {
 		{
 			Name:        "qlora-7b",
 			Description: "QLoRA fine-tune of a 7B model on a 4-bit base, seq 2048, micro-batch 1, activation checkpointing",
-			Model:       m, Method: MethodQLoRA, WeightBytes: 0.5, Precision: PrecisionNF4,
+			Model:       m, Method: MethodQLoRA, WeightBytes: weightBytesFor(MethodQLoRA, PrecisionNF4), Precision: PrecisionNF4,
 			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
 		},
 		{

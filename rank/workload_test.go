@@ -18,7 +18,7 @@ func TestBuiltinWorkloads_Shapes(t *testing.T) {
 	}{
 		"full-ft-7b": {MethodFull, 2, 2048, 0, 0, true},
 		"lora-7b":    {MethodLoRA, 2, 2048, 0, 0, true},
-		"qlora-7b":   {MethodQLoRA, 0.5, 2048, 0, 0, true},
+		"qlora-7b":   {MethodQLoRA, 4.127 / 8, 2048, 0, 0, true}, // NF4, data/quant.csv
 		"serve-7b":   {MethodServe, 2, 0, 1024, 256, false},
 	}
 	ws := BuiltinWorkloads()

@@ -28,6 +28,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxGPUs := fs.String("max-gpus", "", "only offers rentable with at most this many GPUs (1: a single card)")
 	util := fs.String("utilization", "", "committed modes: share of the period used, 0..1 (default 1)")
 	avail := fs.String("available", "", "yes (default: offers not known to be out of stock) or any")
+	unfit := fs.Bool("include-unfit", false, "also list the cards whose offers cannot hold the job, and why in GiB")
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/best endpoint answers")
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address (default: config server.addr)")
 	if err := parse(fs, args); err != nil {
@@ -46,6 +47,9 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if v != "" {
 			q.Set(k, v)
 		}
+	}
+	if *unfit {
+		q.Set("include_unfit", "true")
 	}
 	var resp *httpapi.BestResponse
 	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
@@ -120,5 +124,11 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 	tw.Flush()
 	if len(r.Cards) == 0 {
 		fmt.Fprintln(w, "(no eligible offer)")
+	}
+	if len(r.Unfit) > 0 {
+		fmt.Fprintln(w, "\nCards whose offers cannot hold the job:")
+		for _, u := range r.Unfit {
+			fmt.Fprintf(w, "  %s: %s\n", u.Card, u.Reason)
+		}
 	}
 }

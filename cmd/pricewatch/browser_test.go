@@ -191,7 +191,7 @@ func TestDashboard_InBrowser(t *testing.T) {
 	navigate(d.base+"/plan", `#plan-submit`)
 	do(chromedp.Click(chromedp.CSS(`#plan-submit`)), chromedp.WaitVisible(chromedp.CSS(`#plan tbody tr`)))
 	options, memory := count(`#plan tbody tr`), text(`#plan-memory`)
-	if options < 1 || !strings.Contains(memory, "weights") || !strings.Contains(memory, "GB") {
+	if options < 1 || !strings.Contains(memory, "weights") || !strings.Contains(memory, "GiB") {
 		t.Fatalf("plan: %d options, memory %q", options, memory)
 	}
 	if p := text(`#plan-result p:nth-of-type(2)`); !strings.Contains(p, "POST /v1/plan") {

@@ -20,6 +20,7 @@ import (
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
@@ -493,7 +494,7 @@ func TestPlan_ReadableTable(t *testing.T) {
 	}
 	table := out.String()
 	for _, want := range []string{"15M tokens", "REGION", "Oregon, US", "Texas, US", "1 GPU fixed", "1 GPU per-GPU", "8 GPUs fixed",
-		"2.6 GB × 8 = 21 GB", "rents 1 GPU (fixed), runs on 1"} {
+		"2.4 GiB × 8 = 20 GiB", "rents 1 GPU (fixed), runs on 1"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -511,10 +512,18 @@ func TestPlan_ReadableTable(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Options) != 3 {
 		t.Fatalf("json: %v %s", err, out.String())
 	}
-	// The 8-GPU bundle at full precision: 15e6 / (8 × 9419.05 × 0.9 × 3600)
-	// h × 20.00 + 0.25 h × 20.00 of start-up.
+	// The 8-GPU bundle at full precision: 15e6 / (8 × 10,254.2 × 0.9995 ×
+	// 3600) h × 20.00 + 0.25 h × 20.00 of start-up (lora-7b on H100: U
+	// 0.480 × 989e12 / 46.295e9 FLOPs a token; 8 GPUs keep 0.9995 of it,
+	// httpapi's golden plan works it by hand).
 	o := res.Options[2]
-	want := 15e6/(8*(0.40*989e12/(6*7e9))*0.9*3600)*20 + 5
+	w, _ := rank.WorkloadByName("lora-7b")
+	h100, _ := normalize.DefaultCatalog().Card("H100-80GB-SXM")
+	eff := rank.TrainingScaling(w, h100, 8)
+	if math.Abs(eff-0.9995) > 1e-4 {
+		t.Errorf("8 × H100 keep %.5f, want 0.9995", eff)
+	}
+	want := 15e6/(8*(0.480*989e12/(6*7e9+16*32*4096*2048))*eff*3600)*20 + 5
 	if o.Offer != "90000008" || o.GPUs != 8 || math.Abs(o.TotalCost-want) > 1e-9 {
 		t.Errorf("8-GPU option %s: %d GPUs, total %.12f, want %.12f", o.Offer, o.GPUs, o.TotalCost, want)
 	}

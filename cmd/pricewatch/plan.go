@@ -212,8 +212,13 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	}
 	fmt.Fprintf(w, "; modes %v; costs in %s\n", j.Modes, r.Currency)
 	m := r.Memory
-	fmt.Fprintf(w, "Memory on one GPU: weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f + KV cache %.1f = %.1f GB (a card holds 80%% of its memory)\n",
-		m.WeightsGB, m.GradientsGB, m.OptimizerGB, m.ActivationsGB, m.KVCacheGB, m.TotalGB)
+	if j.Method == rank.MethodServe {
+		fmt.Fprintf(w, "Memory on one GPU: weights %.1f + KV cache %.1f + runtime reserve %.1f = %.1f GiB (the engine's share of the card holds it; more buys a larger batch)\n",
+			m.WeightsGiB, m.KVCacheGiB, m.ReserveGiB, m.TotalGiB)
+	} else {
+		fmt.Fprintf(w, "Memory on one GPU: weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f = %.1f GiB (a card holds 80%% of its capacity)\n",
+			m.WeightsGiB, m.GradientsGiB, m.OptimizerGiB, m.ActivationsGiB, m.TotalGiB)
+	}
 	fmt.Fprintln(w, "Each option rents its offer's unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs; identical offers are one row.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -270,7 +275,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	if r.Considered > len(r.Options) {
 		fmt.Fprintf(w, "\n%d of %d options shown (--limit).\n", len(r.Options), r.Considered)
 	}
-	fmt.Fprintln(w, "\nColumns are the JSON fields of --json: rented = gpus (rent_unit), used = gpus_used, memory_per_gpu_gb (memory_total_gb), precision, tokens_per_second,")
+	fmt.Fprintln(w, "\nColumns are the JSON fields of --json: rented = gpus (rent_unit), used = gpus_used, memory_per_gpu_gib (memory_total_gib, layout), precision, tokens_per_second,")
 	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
 	fmt.Fprintln(w, "pessimistic_total_cost, cost_per_million_tokens, offer (identical_offers).")
 	explainBest(w, r)
@@ -309,19 +314,24 @@ func printFleets(w io.Writer, r *rank.PlanResult) {
 }
 
 // memoryLabel is the memory per GPU of one copy of the model, with the
-// total when it is sharded: "15.2 GB", "71.0 GB × 8 = 568 GB".
+// total when it is sharded: "15.2 GiB", "71.0 GiB × 8 = 568 GiB", and a
+// serving group's layout: "35.3 GiB × 4 = 141 GiB TP4".
 func memoryLabel(o rank.Option) string {
-	if o.MemoryPerGPUGB == 0 {
+	if o.MemoryPerGPUGiB == 0 {
 		return "-"
 	}
 	group := 1
-	if o.MemoryPerGPUGB > 0 {
-		group = int(math.Round(o.MemoryTotalGB / o.MemoryPerGPUGB))
+	if o.MemoryPerGPUGiB > 0 {
+		group = int(math.Round(o.MemoryTotalGiB / o.MemoryPerGPUGiB))
 	}
 	if group <= 1 {
-		return fmt.Sprintf("%.1f GB", o.MemoryPerGPUGB)
+		return fmt.Sprintf("%.1f GiB", o.MemoryPerGPUGiB)
 	}
-	return fmt.Sprintf("%.1f GB × %d = %.0f GB", o.MemoryPerGPUGB, group, o.MemoryTotalGB)
+	l := fmt.Sprintf("%.1f GiB × %d = %.0f GiB", o.MemoryPerGPUGiB, group, o.MemoryTotalGiB)
+	if o.Layout != "" {
+		l += " " + o.Layout
+	}
+	return l
 }
 
 // billedLabel is what the provider bills: hours, or whole periods.

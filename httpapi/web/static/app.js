@@ -65,9 +65,13 @@ function planSubmit(form) {
       out.replaceChildren();
       if (!r.ok) { out.appendChild(text("p", r.body.error || "error", "error")); return; }
       var p = r.body, m = p.memory, cur = p.currency;
-      out.appendChild(text("p", "Memory on one GPU: weights " + m.weights_gb.toFixed(1) + " + gradients " + m.gradients_gb.toFixed(1) +
-        " + optimizer " + m.optimizer_gb.toFixed(1) + " + activations " + m.activations_gb.toFixed(1) + " + KV cache " +
-        m.kv_cache_gb.toFixed(1) + " = " + m.total_gb.toFixed(1) + " GB (a card holds 80% of its memory).", "memory"));
+      out.appendChild(text("p", p.job.method === "serve" ?
+        "Memory on one GPU: weights " + m.weights_gib.toFixed(1) + " + KV cache " + m.kv_cache_gib.toFixed(1) +
+        " + runtime reserve " + (m.runtime_reserve_gib || 0).toFixed(1) + " = " + m.total_gib.toFixed(1) +
+        " GiB (the engine's share of the card holds it; more buys a larger batch)." :
+        "Memory on one GPU: weights " + m.weights_gib.toFixed(1) + " + gradients " + m.gradients_gib.toFixed(1) +
+        " + optimizer " + m.optimizer_gib.toFixed(1) + " + activations " + m.activations_gib.toFixed(1) + " = " +
+        m.total_gib.toFixed(1) + " GiB (a card holds 80% of its capacity).", "memory"));
       out.lastChild.id = "plan-memory";
       out.appendChild(text("p", p.options.length + " of " + p.considered + " options, costs in " + cur + " (from POST /v1/plan)."));
       var t = document.createElement("table"); t.id = "plan"; t.className = "data";
@@ -81,7 +85,7 @@ function planSubmit(form) {
         Object.keys(o.hidden_costs || {}).forEach(function (k) { hidden += o.hidden_costs[k]; });
         var region = (o.region || "").replace(/^,\s*/, "") || "—";
         var row = [String(i + 1), o.card, o.source, region, o.mode, unitText(o),
-          o.memory_per_gpu_gb.toFixed(1) + " GB" + (o.gpus_used > 1 ? " × " + o.gpus_used : "") + (o.fits ? "" : " (does not fit: " + o.reason + ")"),
+          o.memory_per_gpu_gib.toFixed(1) + " GiB" + (o.gpus_used > 1 ? " × " + o.gpus_used : "") + (o.fits ? "" : " (does not fit: " + o.reason + ")"),
           Math.round(o.tokens_per_second).toString(), o.throughput_origin, o.hours.toPrecision(3), billedText(o),
           money(o.compute_cost, cur), money(hidden, cur), money(o.total_cost, cur), money(o.cost_per_million_tokens, cur), o.offer];
         var r2 = document.createElement("tr");
