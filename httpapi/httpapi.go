@@ -131,6 +131,9 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 			return
 		}
 		if err := h(rec, r); err != nil {
+			if statusOf(err) == http.StatusInternalServerError {
+				s.log.Error("request failed", "path", r.URL.Path, "err", err)
+			}
 			writeError(rec, err)
 		}
 	}
@@ -183,7 +186,10 @@ func writeError(w http.ResponseWriter, err error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+		// Handlers check their answers first (rank.NonFinite); this is the
+		// last guard, and says what failed.
+		msg, _ := json.Marshal(map[string]string{"error": "cannot encode the answer: " + err.Error()})
+		code, b = http.StatusInternalServerError, msg
 	}
 	writeBytes(w, code, append(b, '\n'))
 }

@@ -4,8 +4,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/pricewatch/pricewatch"
@@ -67,7 +69,40 @@ func Plan(snap *rank.Snapshot, spec rank.JobSpec, owned []rank.Owned) (*rank.Pla
 	if job.Currency != snap.Base && !snap.Rates.Has(job.Currency) {
 		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "no exchange rates yet to price in %s", job.Currency)
 	}
+	owned, err = withSpecOwned(owned, spec.Owned)
+	if err != nil {
+		return nil, err
+	}
 	return snap.Plan(job, owned, normalize.DefaultCatalog())
+}
+
+// withSpecOwned adds a spec's owned hardware to the daemon's, validated as
+// config validates it; a spec entry replaces the daemon's of the same name
+// (or the same entry, unnamed).
+func withSpecOwned(owned, spec []rank.Owned) ([]rank.Owned, error) {
+	if len(spec) == 0 {
+		return owned, nil
+	}
+	if len(spec) > rank.MaxSpecOwned {
+		return nil, pricewatch.Errorf(pricewatch.EInvalid, "owned: at most %d entries, got %d", rank.MaxSpecOwned, len(spec))
+	}
+	cat := normalize.DefaultCatalog()
+	out := make([]rank.Owned, 0, len(owned)+len(spec))
+	names := map[string]bool{}
+	for i, o := range spec {
+		o.Currency = strings.ToUpper(o.Currency)
+		if err := o.Validate(fmt.Sprintf("owned[%d]", i), func(c string) bool { _, ok := cat.Card(c); return ok }, normalize.KnownCurrency); err != nil {
+			return nil, pricewatch.Errorf(pricewatch.EInvalid, "%v", err)
+		}
+		names[o.Name] = true
+		out = append(out, o)
+	}
+	for _, o := range owned {
+		if (o.Name == "" || !names[o.Name]) && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
@@ -85,6 +120,9 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
 	res, err := Plan(v.Snapshot, spec, s.backend.Config().Owned)
 	if err != nil {
 		return err
+	}
+	if p := rank.NonFinite(res); p != "" {
+		return pricewatch.Errorf(pricewatch.EInternal, "the plan has a number that is not finite (%s): a bug, reported", p)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil

@@ -110,7 +110,15 @@ type JobSpec struct {
 	Available string      `json:"available,omitempty"`
 	Limit     int         `json:"limit,omitempty"`
 	Hidden    *HiddenSpec `json:"hidden,omitempty"`
+	// Owned is hardware to price beside the rentals, as config's owned:
+	// the CLI sends its config's entries when a daemon answers, so that
+	// they are not lost. An entry named like one of the daemon's replaces
+	// it.
+	Owned []Owned `json:"owned,omitempty"`
 }
+
+// MaxSpecOwned bounds a spec's owned entries.
+const MaxSpecOwned = 64
 
 // Hidden are a job's costs besides GPU time, resolved.
 type Hidden struct {

@@ -342,12 +342,12 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	for i := range opts {
 		o := &opts[i]
 		if o.Spot != nil && o.Fits {
-			if od, ok := onDemand[fmt.Sprintf("%s/%d", o.Card, o.GPUs)]; ok {
-				r := SpotBreakEvenRate(o.PricePerGPUHour, od, job.CheckpointWriteSeconds/3600, job.Hidden.RestartMinutes/60)
-				o.Spot.BreakEvenReclaimsPerHour = &r
-			} else if od, ok := onDemand[o.Card]; ok {
-				r := SpotBreakEvenRate(o.PricePerGPUHour, od, job.CheckpointWriteSeconds/3600, job.Hidden.RestartMinutes/60)
-				o.Spot.BreakEvenReclaimsPerHour = &r
+			od, ok := onDemand[fmt.Sprintf("%s/%d", o.Card, o.GPUs)]
+			if !ok {
+				od, ok = onDemand[o.Card]
+			}
+			if ok {
+				o.Spot.setBreakEven(SpotBreakEvenRate(o.PricePerGPUHour, od, job.CheckpointWriteSeconds/3600, job.Hidden.RestartMinutes/60))
 			}
 		}
 		if !o.Mode.Committed() || !o.Fits {
@@ -613,8 +613,20 @@ type SpotPlan struct {
 	ExpectedLostHours         float64 `json:"expected_lost_hours"`
 	// BreakEvenReclaimsPerHour: above this many reclaims per hour the
 	// option costs more than the cheapest on-demand offer of the card per
-	// GPU-hour (nil without one; 0 when it never beats it).
+	// GPU-hour (nil without one; 0 when it never beats it). BreakEven says
+	// "any" instead when a reclaim costs nothing (no checkpoint to write,
+	// no restart time): the cheaper spot price wins at every rate.
 	BreakEvenReclaimsPerHour *float64 `json:"break_even_reclaims_per_hour,omitempty"`
+	BreakEven                string   `json:"break_even,omitempty"`
+}
+
+// setBreakEven records the break-even reclaim rate (finite) or "any".
+func (sp *SpotPlan) setBreakEven(r float64) {
+	if math.IsInf(r, 1) {
+		sp.BreakEven = "any"
+		return
+	}
+	sp.BreakEvenReclaimsPerHour = &r
 }
 
 // YoungDalyInterval is the checkpoint interval that minimizes the expected
@@ -631,13 +643,17 @@ func YoungDalyInterval(write, rate float64) float64 {
 // spot, checkpointing at the Young/Daly interval (write hours per
 // checkpoint, restart hours per reclaim), costs as much per hour of work
 // as onDemand: spot × (1 + √(2 × write × r) + r × restart) = onDemand,
-// solved for r. 0 when spot is not cheaper at all.
+// solved for r. 0 when spot is not cheaper at all; +Inf when a reclaim
+// costs nothing (write and restart both 0).
 func SpotBreakEvenRate(spot, onDemand, write, restart float64) float64 {
 	if !(spot > 0) || onDemand <= spot {
 		return 0
 	}
 	c := onDemand/spot - 1 // overhead spot can afford
 	a, b := restart, math.Sqrt(2*write)
+	if a <= 0 && b <= 0 {
+		return math.Inf(1)
+	}
 	if a == 0 {
 		x := c / b
 		return x * x
@@ -670,10 +686,14 @@ func addSpotLoss(opt *Option, job Job, o pricewatch.Offer) {
 	}
 	tau := YoungDalyInterval(write, rate)
 	sp.ExpectedRestarts = rate * opt.Hours
-	if tau < opt.Hours {
+	switch {
+	case write <= 0:
+		// Nothing to checkpoint (serving): a reclaim loses the restart only.
+		tau = 0
+	case tau < opt.Hours:
 		sp.CheckpointIntervalMinutes = tau * 60
 		sp.CheckpointHours = opt.Hours / tau * write
-	} else {
+	default:
 		tau = opt.Hours // no checkpoint before the job's own end
 	}
 	sp.ExpectedLostHours = sp.ExpectedRestarts * (tau/2 + restart)

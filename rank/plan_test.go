@@ -554,6 +554,11 @@ func TestPlan_SpotCheckpoints(t *testing.T) {
 	if r := rank.SpotBreakEvenRate(0.5, 1.0, 0.01, 0); math.Abs(r-50) > 1e-9 {
 		t.Errorf("break-even without restarts %.4f, want 50", r)
 	}
+	// Nothing to write and no restart: a reclaim costs nothing, spot wins
+	// at any rate (serving with restart_minutes 0).
+	if r := rank.SpotBreakEvenRate(0.5, 1.0, 0, 0); !math.IsInf(r, 1) {
+		t.Errorf("break-even without any cost of a reclaim %v, want +Inf", r)
+	}
 
 	spot := off("aws-spot", "aws", "s", "A100-80GB-SXM", pricewatch.ModeSpot, 1.0, "USD")
 	od := off("aws", "aws", "o", "A100-80GB-SXM", pricewatch.ModeOnDemand, 2.0, "USD")

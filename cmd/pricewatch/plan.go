@@ -151,11 +151,17 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		res, err = httpapi.Plan(p.View().Snapshot, spec, cfg.Owned)
 		return err
 	}, func(addr string) error {
+		// The daemon knows its own config's owned hardware, not this one's:
+		// send it along (an entry of the same name replaces the daemon's).
+		spec.Owned = cfg.Owned
 		res = new(rank.PlanResult)
 		return daemonJSON(ctx, http.MethodPost, addr, "/v1/plan", "", spec, res)
 	})
 	if err != nil {
 		return err
+	}
+	if p := rank.NonFinite(res); p != "" {
+		return fmt.Errorf("the plan has a number that is not finite (%s): a bug, please report it", p)
 	}
 	if *asJSON {
 		b, err := json.Marshal(res)
@@ -407,6 +413,9 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 				sp.ExpectedRestarts, money(sp.ExpectedLostHours))
 		} else {
 			fmt.Fprintf(w, "  spot: %.3g reclaims/h; no checkpoint needed before the job's end, %.2g restarts expected\n", o.ReclaimsPerHour, sp.ExpectedRestarts)
+		}
+		if sp.BreakEven == "any" {
+			fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s at any reclaim rate (a reclaim costs nothing here)\n", o.Card)
 		}
 		if sp.BreakEvenReclaimsPerHour != nil {
 			fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s below %.3g reclaims an hour\n", o.Card, *sp.BreakEvenReclaimsPerHour)
