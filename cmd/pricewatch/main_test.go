@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -437,6 +438,21 @@ func TestPlan_EndToEnd(t *testing.T) {
 	json.Unmarshal(out.Bytes(), &viaCLI)
 	if len(viaCLI.Options) == 0 || viaCLI.Options[0].Key != pr.Options[0].Key || viaCLI.Options[0].TotalCost != pr.Options[0].TotalCost {
 		t.Errorf("CLI plan differs from the endpoint: %+v", viaCLI.Options)
+	}
+	// Owned hardware in the CLI's config, which the daemon's lacks, reaches
+	// the plan the daemon answers (the CLI sends it in the spec).
+	b, _ := os.ReadFile(cfg)
+	withOwned := filepath.Join(t.TempDir(), "owned.yml")
+	os.WriteFile(withOwned, append(b, []byte("owned:\n  - {name: lab-a100, card: A100-80GB-SXM, count: 1, purchase_price: 12000, currency: USD, months: 36, watts: 400, kwh_price: 0.2, utilization: 0.6}\n")...), 0o600)
+	out.Reset()
+	if err := Run(t.Context(), []string{"plan", "--config", withOwned, "--workload", "lora-7b", "--tokens", "1e8", "--card", "A100-80GB-SXM",
+		"--max-gpus", "1", "--json"}, &out, &errOut); err != nil {
+		t.Fatalf("plan with owned hardware via the daemon: %v %s", err, errOut.String())
+	}
+	var owned rank.PlanResult
+	json.Unmarshal(out.Bytes(), &owned)
+	if !slices.ContainsFunc(owned.Options, func(o rank.Option) bool { return o.Source == "owned" && o.Offer == "lab-a100" }) {
+		t.Errorf("the CLI config's owned A100 is not in the daemon's plan: %d options", len(owned.Options))
 	}
 	out.Reset()
 	if err := Run(t.Context(), []string{"profile", "set", "--config", cfg, "--card", "L40S", "--workload", "lora-7b", "--tps", "3100"}, &out, &errOut); err != nil {
