@@ -411,3 +411,31 @@ func TestBest_IncludeUnfit(t *testing.T) {
 		t.Errorf("include_unfit=yes: %d %s", code, body)
 	}
 }
+
+// AWS China is its own provider: its offers rank beside the global aws
+// ones instead of being dropped as copies of them.
+func TestBest_AWSChinaIsRanked(t *testing.T) {
+	h := newHarness(t, true)
+	snap := h.env.Pipeline.View().Snapshot
+	china := 0
+	for o := range snap.Offers() {
+		if o.Source == "aws-china" {
+			china++
+			if o.Provider != "aws-china" {
+				t.Errorf("%s: provider %q", o.Key, o.Provider)
+			}
+		}
+	}
+	ranked := 0
+	for _, e := range snap.Entries("lora-7b") {
+		if e.Source == "aws-china" {
+			ranked++
+		}
+	}
+	// The fixture's 32 offers: 11 rank for lora-7b (the single-T4 sizes,
+	// 15 GiB of which 12 are usable, cannot hold its 14.2 GiB). As copies
+	// of aws, none did.
+	if china != 32 || ranked != 11 {
+		t.Errorf("aws-china: %d offers, %d ranked for lora-7b; want 32 and 11", china, ranked)
+	}
+}

@@ -130,7 +130,7 @@ func TestScraperChina_Fixture(t *testing.T) {
 	keys := map[string]bool{}
 	for _, o := range nr.Offers {
 		keys[o.Key] = true
-		if o.Currency != "CNY" || o.Provider != "aws" || o.Source != "aws-china" {
+		if o.Currency != "CNY" || o.Provider != "aws-china" || o.Source != "aws-china" { // its own provider: not a copy of aws
 			t.Errorf("%s: currency %s provider %s source %s", o.Key, o.Currency, o.Provider, o.Source)
 		}
 	}

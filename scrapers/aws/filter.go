@@ -176,7 +176,7 @@ func (m *matcher) observation(instanceType string, c count, md pricewatch.Mode, 
 	}
 	m.stats.Observations++
 	o := pricewatch.Observation{
-		Source: m.f.Source, Provider: "aws", OfferID: instanceType, Region: m.f.Region,
+		Source: m.f.Source, Provider: providerOf(m.f.Source), OfferID: instanceType, Region: m.f.Region,
 		GPUName: g.Name, GPUCount: c.n, GPUFraction: c.frac, GPUMemoryGB: g.MemoryGB,
 		Price: p, Currency: strings.ToUpper(currency), Unit: pricewatch.PerHour, PerGPU: false,
 		Mode: md, URL: m.f.URL,
@@ -188,4 +188,15 @@ func (m *matcher) observation(instanceType string, c count, md pricewatch.Mode, 
 		o.GPUName, o.GPUCount, o.GPUMemoryGB, o.RentUnit = instanceType, 1, 0, ""
 	}
 	return o, true
+}
+
+// providerOf is the provider a source's offers are sold by: AWS China's
+// regions are run by their own operators (Sinnet in Beijing, NWCD in
+// Ningxia) under their own accounts and prices, so they are provider
+// aws-china, not copies of the global aws offers.
+func providerOf(source string) string {
+	if source == SourceChina {
+		return SourceChina
+	}
+	return "aws"
 }
