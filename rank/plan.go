@@ -831,7 +831,9 @@ type FleetPlan struct {
 // tokens/s for PeakHoursPerDay hours a day: with k committed rentals,
 // on-demand ones cover what k leave of base × 1.2 off peak and of
 // peak × 1.2 at peak; the cheapest k from 0 (all on demand) to the number
-// that carries the whole peak (all committed) wins.
+// that carries the whole peak (all committed) wins. The on-demand units
+// added for the peak start once a day (730 / 24 days a month), each start
+// billing the job's start-up minutes on the unit.
 func fleets(job Job, opts []Option) []FleetPlan {
 	perToken := func(o Option) float64 { return o.UnitPricePerHour / o.TokensPerSecond }
 	type pair struct{ committed, onDemand *Option }
@@ -860,6 +862,8 @@ func fleets(job Job, opts []Option) []FleetPlan {
 		}
 	}
 	month := float64(pricewatch.HoursPerMonth)
+	days := month / 24
+	startupH := job.Hidden.StartupMinutes / 60
 	peakH := job.PeakHoursPerDay * month / 24
 	offH := month - peakH
 	base, peak := job.BaseTokensPerSecond*ServingHeadroom, job.PeakTokensPerSecond*ServingHeadroom
@@ -906,6 +910,9 @@ func fleets(job Job, opts []Option) []FleetPlan {
 				peakOD = units(rest, p.onDemand.TokensPerSecond)
 				offOD = units(left(base), p.onDemand.TokensPerSecond)
 				cost += float64(offOD)*p.onDemand.UnitPricePerHour*offH + float64(peakOD)*p.onDemand.UnitPricePerHour*peakH
+				// The units added for the peak start every day, and each
+				// start bills its start-up time before it serves.
+				cost += float64(max(peakOD-offOD, 0)) * startupH * p.onDemand.UnitPricePerHour * days
 			}
 			if k == 0 && p.onDemand != nil {
 				c := cost

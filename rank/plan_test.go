@@ -608,16 +608,18 @@ func TestPlan_SpotCheckpoints(t *testing.T) {
 // A serving load of 150 output tokens/s all day and 350 for 8 hours, on a
 // card doing 100 tokens/s per GPU, committed at 0.55 and on demand at
 // 1.00 per GPU-hour. With headroom: 180 base, 420 peak; a month has 730
-// h, 243.33 at peak and 486.67 off peak.
+// h, 243.33 at peak and 486.67 off peak. The on-demand units added for the
+// peak start every day (730 / 24 = 30.42 days), each paying the default 15
+// minutes of start-up: 0.25 × 1.00 × 30.42 = 7.604 a unit a month.
 //
-//	all on demand:  2 × 1.00 × 486.67 + 5 × 1.00 × 243.33 = 2190.0
-//	all committed:  5 × 0.55 × 730                          = 2007.5
-//	1 committed:    401.5 + 1 × 486.67 + 4 × 243.33         = 1861.5
-//	2 committed:    803.0 + 0 off peak + 3 × 243.33         = 1533.0
-//	3 committed:    1204.5 + 2 × 243.33                     = 1691.2
+//	all on demand:  2 × 1.00 × 486.67 + 5 × 1.00 × 243.33 + 3 × 7.604 = 2212.8
+//	all committed:  5 × 0.55 × 730                                    = 2007.5
+//	1 committed:    401.5 + 1 × 486.67 + 4 × 243.33 + 3 × 7.604       = 1884.3
+//	2 committed:    803.0 + 0 off peak + 3 × 243.33 + 3 × 7.604       = 1555.8
+//	3 committed:    1204.5 + 2 × 243.33 + 2 × 7.604                   = 1706.4
 //
 // The mix of 2 committed and 3 on demand at peak is cheapest: it saves
-// 2007.5 − 1533.0 = 474.5 (23.6%) on the cheaper pure choice.
+// 2007.5 − 1555.8 = 451.7 (22.5%) on the cheaper pure choice.
 func TestPlan_ServingFleetMix(t *testing.T) {
 	cat := normalize.DefaultCatalog()
 	ws := rank.BuiltinWorkloads()
@@ -638,10 +640,11 @@ func TestPlan_ServingFleetMix(t *testing.T) {
 	}
 	f := res.Fleets[0]
 	peakH := 8 * 730.0 / 24
+	starts := 0.25 * 1.00 * 730 / 24 // one start-up a day per peak unit
 	if f.CommittedUnits != 2 || f.OnDemandPeakUnits != 3 || f.OnDemandOffPeakUnits != 0 ||
-		!near(f.MonthlyCost, 2*0.55*730+3*peakH, 1e-9) || !near(*f.AllOnDemandMonthly, 2*(730-peakH)+5*peakH, 1e-9) ||
-		!near(*f.AllCommittedMonthly, 5*0.55*730, 1e-9) || !near(f.Saving, 5*0.55*730-(2*0.55*730+3*peakH), 1e-9) ||
-		math.Round(f.SavingPct*10)/10 != 23.6 || f.Committed.Mode != pricewatch.ModeMonthly || f.OnDemand.Mode != pricewatch.ModeOnDemand {
+		!near(f.MonthlyCost, 2*0.55*730+3*peakH+3*starts, 1e-9) || !near(*f.AllOnDemandMonthly, 2*(730-peakH)+5*peakH+3*starts, 1e-9) ||
+		!near(*f.AllCommittedMonthly, 5*0.55*730, 1e-9) || !near(f.Saving, 5*0.55*730-(2*0.55*730+3*peakH+3*starts), 1e-9) ||
+		math.Round(f.SavingPct*10)/10 != 22.5 || f.Committed.Mode != pricewatch.ModeMonthly || f.OnDemand.Mode != pricewatch.ModeOnDemand {
 		t.Errorf("fleet %+v (all on demand %v, all committed %v)", f, *f.AllOnDemandMonthly, *f.AllCommittedMonthly)
 	}
 	// Bad loads are refused by field.
