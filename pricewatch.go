@@ -249,8 +249,11 @@ type Offer struct {
 	GPUCounts        []int    `json:"gpu_counts,omitempty"`
 	RentUnitGPUs     int      `json:"rent_unit_gpus,omitempty"`
 	UnitPricePerHour float64  `json:"unit_price_per_hour,omitempty"`
-	GPUFraction      float64  `json:"gpu_fraction,omitempty"`
-	Shared           bool     `json:"shared,omitempty"`
+	// GPUFraction is the share of one GPU a fractional offer rents (a 1/6
+	// vGPU: 0.1667); its PricePerGPUHour is the share's price, and
+	// WholeGPUPricePerHour what a whole GPU at that rate would cost.
+	GPUFraction float64 `json:"gpu_fraction,omitempty"`
+	Shared      bool    `json:"shared,omitempty"`
 	// Available is whether the offer can be rented now (yes, no, unknown)
 	// and Stock the source's stock level; a change of either is a change
 	// of the offer's terms, recorded in the history.
@@ -294,6 +297,16 @@ func (o Offer) Unavailable() bool { return o.Available == AvailableNo }
 
 // Reference reports whether the row is a reference price, not an offer.
 func (o Offer) Reference() bool { return o.Kind == KindReference }
+
+// WholeGPUPricePerHour is a fractional offer's price scaled to one whole
+// GPU (the share's price / the share); ok is false for an offer of whole
+// GPUs, whose PricePerGPUHour already is that.
+func (o Offer) WholeGPUPricePerHour() (float64, bool) {
+	if o.GPUFraction > 0 && o.GPUFraction < 1 {
+		return o.PricePerGPUHour / o.GPUFraction, true
+	}
+	return 0, false
+}
 
 // RentCount is the GPUs a job that needs at least need GPUs (and at most
 // most, 0 for no limit) rents on this offer: a fixed unit's GPUs when they

@@ -439,3 +439,31 @@ func TestBest_AWSChinaIsRanked(t *testing.T) {
 		t.Errorf("aws-china: %d offers, %d ranked for lora-7b; want 32 and 11", china, ranked)
 	}
 }
+
+// A fractional offer's price is the share's; /v1/offers says so and gives
+// the whole-GPU equivalent. Azure's NV6ads A10 v5 is 1/6 of an A10 at the
+// fixture's retailPrice 0.45 USD an hour: 0.45 × 6 = 2.70 a whole GPU.
+func TestOffers_FractionalWholeGPUEquivalent(t *testing.T) {
+	h := newHarness(t, true)
+	code, body := h.get(t, "/v1/offers?card=A10&limit=200")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	r := decode[httpapi.OffersResponse](t, body)
+	var share, whole *httpapi.OfferStatus
+	for i, o := range r.Offers {
+		switch {
+		case o.Key == "azure/Standard_NV6ads_A10_v5/eastus/ondemand":
+			share = &r.Offers[i]
+		case o.GPUFraction == 0 && whole == nil:
+			whole = &r.Offers[i]
+		}
+	}
+	if share == nil || share.PriceBasis != "share" || share.PricePerGPUHour != 0.45 || share.WholeGPUPricePerHour == nil ||
+		math.Abs(*share.WholeGPUPricePerHour-2.70) > 1e-9 {
+		t.Errorf("NV6ads A10 v5: %+v", share)
+	}
+	if whole == nil || whole.PriceBasis != "gpu" || whole.WholeGPUPricePerHour != nil {
+		t.Errorf("whole-GPU offer: %+v", whole)
+	}
+}

@@ -260,6 +260,20 @@ type OfferStatus struct {
 	pricewatch.Offer
 	Stale       bool     `json:"stale"`
 	Available7d *float64 `json:"available_7d,omitempty"`
+	// PriceBasis says what price_per_gpu_hour is for: "gpu" (one whole
+	// GPU) or "share" (the fraction gpu_fraction of one, whose whole-GPU
+	// equivalent is whole_gpu_price_per_hour).
+	PriceBasis           string   `json:"price_basis"`
+	WholeGPUPricePerHour *float64 `json:"whole_gpu_price_per_hour,omitempty"`
+}
+
+// offerStatus is an offer's listing entry.
+func offerStatus(o pricewatch.Offer, stale bool) OfferStatus {
+	st := OfferStatus{Offer: o, Stale: stale, PriceBasis: "gpu"}
+	if w, ok := o.WholeGPUPricePerHour(); ok {
+		st.PriceBasis, st.WholeGPUPricePerHour = "share", &w
+	}
+	return st
 }
 
 // AvailabilityReader is the optional part of a Backend that reads how
@@ -337,7 +351,7 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		for i, o := range page {
-			resp.Offers[i] = OfferStatus{Offer: o, Stale: rank.Stale(o, snap.GeneratedAt, snap.StaleAfter)}
+			resp.Offers[i] = offerStatus(o, rank.Stale(o, snap.GeneratedAt, snap.StaleAfter))
 			if sh, ok := shares[o.Key]; ok {
 				resp.Offers[i].Available7d = &sh
 			}
