@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -110,6 +111,10 @@ type JobSpec struct {
 	Available string      `json:"available,omitempty"`
 	Limit     int         `json:"limit,omitempty"`
 	Hidden    *HiddenSpec `json:"hidden,omitempty"`
+	// Deadline is when the job must be done (hours from now, or a date):
+	// only options that finish in time are planned, and a per-GPU rental
+	// takes as many GPUs as finishing in time needs.
+	Deadline *Deadline `json:"deadline,omitempty"`
 	// Owned is hardware to price beside the rentals, as config's owned:
 	// the CLI sends its config's entries when a daemon answers, so that
 	// they are not lost. An entry named like one of the daemon's replaces
@@ -176,6 +181,11 @@ type Job struct {
 	AnyAvailability bool   `json:"any_availability,omitempty"`
 	Limit           int    `json:"limit"`
 	Hidden          Hidden `json:"hidden"`
+	// Deadline is the spec's; DeadlineHours the wall-clock hours the plan
+	// allows (from the snapshot's time when the deadline is a date; 0:
+	// none).
+	Deadline      *Deadline `json:"deadline,omitempty"`
+	DeadlineHours float64   `json:"deadline_hours,omitempty"`
 }
 
 // Defaults of a job spec.
@@ -512,6 +522,17 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		return job, err
 	}
 	job.Hidden = h
+	if s.Deadline != nil {
+		if job.Tokens <= 0 {
+			return job, invalid("deadline", "needs tokens: a deadline bounds the time to process them")
+		}
+		if s.Deadline.At.IsZero() {
+			if _, err := s.Deadline.hoursFrom(time.Time{}); err != nil {
+				return job, err
+			}
+		}
+		job.Deadline = s.Deadline
+	}
 	return job, nil
 }
 

@@ -225,9 +225,12 @@ type Option struct {
 	PricePerGPUHour  float64 `json:"price_per_gpu_hour"`
 	UnitPricePerHour float64 `json:"unit_price_per_hour"`
 	// Hours is the job's compute time; BilledHours the hours paid for
-	// (start-up included; for a committed mode every period billed).
-	Hours       float64 `json:"hours"`
-	BilledHours float64 `json:"billed_hours"`
+	// (start-up included; for a committed mode every period billed);
+	// WallClockHours how long from rental to done (start-up, work, and
+	// for spot the checkpoint writes and the work lost to reclaims).
+	Hours          float64 `json:"hours"`
+	BilledHours    float64 `json:"billed_hours"`
+	WallClockHours float64 `json:"wall_clock_hours,omitempty"`
 	// A committed mode bills whole periods: PeriodsBilled × PeriodHours at
 	// PeriodPrice each (the GPUs rented), UnusedHours of them left after
 	// the job. Utilization is the share of those hours the team expects to
@@ -291,8 +294,11 @@ type PlanResult struct {
 	// UnfitOffers counts the offers in the job's modes that cannot hold the
 	// job (left out unless IncludeUnfit), so an empty plan can say whether
 	// nothing was offered or nothing was big enough.
-	UnfitOffers int      `json:"unfit_offers"`
-	Options     []Option `json:"options"`
+	UnfitOffers int `json:"unfit_offers"`
+	// LateOffers counts the offers that could hold the job but not finish
+	// it by the deadline (left out unless IncludeUnfit).
+	LateOffers int      `json:"late_offers,omitempty"`
+	Options    []Option `json:"options"`
 	// Fleets are, for a serving load with a base and a peak, each card's
 	// cheapest mix of committed and on-demand rentals, cheapest first.
 	Fleets []FleetPlan `json:"fleets,omitempty"`
@@ -304,6 +310,13 @@ type PlanResult struct {
 // monthly cost for a target rate, else by cost per million output tokens).
 // Reference prices are never planned.
 func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanResult, error) {
+	if job.Deadline != nil {
+		h, err := job.Deadline.hoursFrom(s.GeneratedAt)
+		if err != nil {
+			return nil, err
+		}
+		job.DeadlineHours = h
+	}
 	res := &PlanResult{Job: job, Memory: MemoryPerGPU(job.Workload, 1), Currency: job.Currency, GeneratedAt: s.GeneratedAt}
 	conv := func(v float64, from string) (float64, error) { return s.Rates.Convert(v, from, job.Currency) }
 	// Cheapest on-demand price per GPU-hour that can hold the job, per card
@@ -336,6 +349,9 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		}
 		opt, ok := s.option(job, card, rental, prof, why, o, price, conv)
 		if ok {
+			if why == "" && !opt.Fits && job.DeadlineHours > 0 {
+				res.LateOffers++
+			}
 			opts = append(opts, opt)
 		}
 	}
@@ -456,6 +472,13 @@ func (s *Snapshot) rentalFor(job Job, card pricewatch.Card, o pricewatch.Offer) 
 	if why == "" && p.Origin == OriginEstimated && job.Method != MethodServe {
 		p, _ = EstimateOn(job.Workload, card, 1)
 	}
+	// A deadline can take more GPUs of a per-GPU offer than the job needs
+	// to fit: as many as finishing in time takes.
+	if why == "" && job.DeadlineHours > 0 && job.Method.Training() && o.RentUnit == pricewatch.RentPerGPU && p.TokensPerSecond > 0 {
+		if n, ok := deadlineCount(job, card, o, r.GPUs, p.TokensPerSecond); ok && n != r.GPUs {
+			r = Rental{GPUs: n, Used: n, Group: n, Replicas: 1, Efficiency: TrainingScaling(job.Workload, card, n)}
+		}
+	}
 	return r, p, why
 }
 
@@ -495,6 +518,13 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, wh
 		addSpotLoss(&opt, job, o)
 	}
 	s.addHidden(&opt, job, o.Provider, conv)
+	if job.Tokens > 0 {
+		opt.WallClockHours = opt.wallClock(job)
+		if job.DeadlineHours > 0 && opt.WallClockHours > job.DeadlineHours {
+			opt.Fits = false
+			opt.Reason = fmt.Sprintf("finishes in %.4g h, after the deadline (%.4g h) even on %s", opt.WallClockHours, job.DeadlineHours, gpus(opt.GPUs))
+		}
+	}
 	return opt, true
 }
 

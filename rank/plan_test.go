@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/normalize"
@@ -660,5 +661,62 @@ func TestPlan_ServingFleetMix(t *testing.T) {
 		if _, err := c.spec.Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD"); err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
 			t.Errorf("%+v: %v, want an error naming %s", c.spec, err, c.field)
 		}
+	}
+}
+
+// A deadline plans only what finishes in time, and a per-GPU offer takes
+// as many GPUs as that needs. planSnap measures lora-7b on an RTX 4090 at
+// 800 tokens/s; over n of them it keeps the link model's scaling, which
+// prices the adapter's 70 MB gradient all-reduce over PCIe through the host
+// against the estimate's 2048 / 1941.2 = 1.055 s a micro-batch (4 GPUs:
+// 25 µs + 1.5 × 70e6 / 8.66e9 = 12.15 ms, 0.2 of it unhidden: 0.99770;
+// 5 GPUs: 12.96 ms, 0.99755). 5e8 tokens with 15 minutes of start-up:
+//
+//	4 GPUs: 5e8 / (4 × 800 × 0.99770 × 3600) = 43.50 h + 0.25 = 43.75 h
+//	5 GPUs: 5e8 / (5 × 800 × 0.99755 × 3600) = 34.81 h + 0.25 = 35.06 h
+//
+// so a 40-hour deadline rents 5 of the per-GPU offer, and the one-GPU
+// instance (173.6 h) is left out, saying why.
+func TestPlan_Deadline(t *testing.T) {
+	cat := normalize.DefaultCatalog()
+	per := perGPU(off("rp", "rp", "4090", "RTX-4090", pricewatch.ModeOnDemand, 0.4, "USD"), 1, 2, 3, 4, 5, 6, 7, 8)
+	one := fixed(off("v", "v", "1x4090", "RTX-4090", pricewatch.ModeOnDemand, 0.3, "USD"), 1)
+	snap := planSnap(t, per, one)
+	deadline := rank.Deadline{Hours: 40}
+	job := resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 5e8, Card: "RTX-4090", Deadline: &deadline, IncludeUnfit: true})
+	res, err := snap.Plan(job, nil, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]rank.Option{}
+	for _, o := range res.Options {
+		by[o.Offer] = o
+	}
+	r := by["4090"]
+	if !r.Fits || r.GPUs != 5 || !near(r.WallClockHours, 35.06, 0.005) || !near(r.WallClockHours, r.Hours+0.25, 1e-9) {
+		t.Errorf("per-GPU 4090 by 40 h: %d GPUs, %.2f h of work, %.2f h wall clock", r.GPUs, r.Hours, r.WallClockHours)
+	}
+	if f := by["1x4090"]; f.Fits || !strings.Contains(f.Reason, "after the deadline (40 h)") {
+		t.Errorf("1-GPU instance: fits %v, %q", f.Fits, f.Reason)
+	}
+	// Without a deadline the per-GPU offer rents the one GPU that fits.
+	res, _ = snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 5e8, Card: "RTX-4090"}), nil, cat)
+	for _, o := range res.Options {
+		if o.Offer == "4090" && (o.GPUs != 1 || !near(o.WallClockHours, 5e8/(800*3600)+0.25, 1e-6)) {
+			t.Errorf("no deadline: %d GPUs, %.1f h", o.GPUs, o.WallClockHours)
+		}
+	}
+	// A date counts from the prices' time; one in the past is refused.
+	at := rank.Deadline{At: now.Add(40 * time.Hour)}
+	res, err = snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 5e8, Card: "RTX-4090", Deadline: &at}), nil, cat)
+	if err != nil || res.Job.DeadlineHours != 40 || len(res.Options) != 1 || res.Options[0].GPUs != 5 {
+		t.Errorf("deadline as a date: %v %+v", err, res)
+	}
+	past := rank.Deadline{At: now.Add(-time.Hour)}
+	if _, err := snap.Plan(resolve(t, rank.JobSpec{Workload: "lora-7b", Tokens: 5e8, Deadline: &past}), nil, cat); err == nil || !strings.HasPrefix(err.Error(), "deadline:") {
+		t.Errorf("a past deadline: %v", err)
+	}
+	if _, err := (rank.JobSpec{Workload: "serve-7b", Deadline: &deadline}).Resolve(rank.WorkloadByName, normalize.KnownCurrency, "USD"); err == nil || !strings.HasPrefix(err.Error(), "deadline:") {
+		t.Errorf("a deadline without tokens: %v", err)
 	}
 }

@@ -56,6 +56,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	card := fs.String("card", "", "only this card")
 	unfit := fs.Bool("include-unfit", false, "list options that cannot hold the job, with the reason")
 	limit := fs.Int("limit", 0, "options to list (default 50)")
+	deadline := fs.String("deadline", "", "training: finish within this many wall-clock hours (48) or by this date (2027-03-01); a per-GPU offer then rents as many GPUs as that takes")
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/plan endpoint answers")
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address")
 	if err := parse(fs, args); err != nil {
@@ -89,6 +90,17 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["tokens"] {
 		spec.Tokens = *tokens
+	}
+	if set["deadline"] {
+		raw := *deadline
+		if _, err := strconv.ParseFloat(raw, 64); err != nil {
+			raw = strconv.Quote(raw) // a date
+		}
+		var d rank.Deadline
+		if err := json.Unmarshal([]byte(raw), &d); err != nil {
+			return usageError{"--deadline: " + err.Error()}
+		}
+		spec.Deadline = &d
 	}
 	for _, f := range []struct {
 		name string
@@ -232,7 +244,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	if serving {
 		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tCOST/MTOK\tGPUS NEEDED\tMONTHLY\tOFFER")
 	} else {
-		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tHOURS\tBILLED\tCOMPUTE\tHIDDEN\tTOTAL\tPESSIMISTIC\tCOST/MTOK\tOFFER")
+		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tHOURS\tWALL\tBILLED\tCOMPUTE\tHIDDEN\tTOTAL\tPESSIMISTIC\tCOST/MTOK\tOFFER")
 	}
 	for i, o := range r.Options {
 		offer := o.Offer
@@ -261,7 +273,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		for _, v := range o.HiddenCosts {
 			hidden += v
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", head, money(o.Hours), billedLabel(o), money(o.ComputeCost),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", head, money(o.Hours), money(o.WallClockHours)+" h", billedLabel(o), money(o.ComputeCost),
 			money(hidden), money(o.TotalCost), money(o.PessimisticTotalCost), money(o.CostPerMillionTokens), offer)
 	}
 	tw.Flush()
@@ -269,6 +281,11 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		where := "any card"
 		if j.Card != "" {
 			where = j.Card
+		}
+		if r.LateOffers > 0 {
+			fmt.Fprintf(w, "(no option finishes within the deadline of %.4g h: %s of %s take longer; try a later --deadline or a larger --max-gpus)\n",
+				j.DeadlineHours, plural(r.LateOffers, "offer"), where)
+			return
 		}
 		if r.UnfitOffers > 0 {
 			fmt.Fprintf(w, "(no option: %s of %s in modes %v cannot hold this job; try --include-unfit or a larger --max-gpus)\n",
@@ -282,7 +299,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		fmt.Fprintf(w, "\n%d of %d options shown (--limit).\n", len(r.Options), r.Considered)
 	}
 	fmt.Fprintln(w, "\nColumns are the JSON fields of --json: rented = gpus (rent_unit), used = gpus_used, memory_per_gpu_gib (memory_total_gib, layout), precision, tokens_per_second,")
-	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
+	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, wall_clock_hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
 	fmt.Fprintln(w, "pessimistic_total_cost, cost_per_million_tokens, offer (identical_offers).")
 	explainBest(w, r)
 	printFleets(w, r)
