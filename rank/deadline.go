@@ -47,19 +47,6 @@ func (d Deadline) MarshalJSON() ([]byte, error) {
 	return json.Marshal(d.Hours)
 }
 
-// UnmarshalYAML reads the same from a YAML spec.
-func (d *Deadline) UnmarshalYAML(unmarshal func(any) error) error {
-	var v any
-	if err := unmarshal(&v); err != nil {
-		return err
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return d.UnmarshalJSON(b)
-}
-
 // hoursFrom is the deadline in wall-clock hours after now (the snapshot's
 // time: rank reads no clock).
 func (d Deadline) hoursFrom(now time.Time) (float64, error) {
