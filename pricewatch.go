@@ -206,6 +206,15 @@ type Observation struct {
 	// (e.g. AWS Spot Advisor "<5%"), where it publishes one.
 	ReclaimRisk string `json:"reclaim_risk,omitempty"`
 	URL         string `json:"url,omitempty"`
+	// Bid marks a price that is a bid on an interruptible market (Vast's
+	// minimum bid): the least a renter can offer, kept only while nobody
+	// bids more.
+	Bid bool `json:"bid,omitempty"`
+	// StoragePerGBMonth and EgressPerGB are the offer's own prices of disk
+	// and of internet egress, in Currency, where the source states them
+	// (Vast: storage_cost, inet_up_cost); 0: not stated.
+	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
+	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
 	// Kind is KindReference for rows that cannot be rented (indexes,
 	// medians); empty means KindOffer.
 	Kind Kind `json:"kind,omitempty"`
@@ -267,6 +276,11 @@ type Offer struct {
 	Reliability     *float64 `json:"reliability,omitempty"`
 	ReclaimRisk     string   `json:"reclaim_risk,omitempty"`
 	URL             string   `json:"url,omitempty"`
+	// Bid, StoragePerGBMonth and EgressPerGB are the observation's (a bid
+	// price; the offer's own disk and egress prices, in Currency).
+	Bid               bool    `json:"bid,omitempty"`
+	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
+	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
 	// FirstSeen is when the offer first appeared; ObservedAt when the
 	// current price was last confirmed by a successful run.
 	FirstSeen  time.Time `json:"first_seen"`

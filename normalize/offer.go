@@ -161,9 +161,13 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		Currency:        cur,
 		Reliability:     o.Reliability,
 		ReclaimRisk:     o.ReclaimRisk,
-		URL:             o.URL,
-		FirstSeen:       at,
-		ObservedAt:      at,
+		Bid:             o.Bid,
+		// The offer's own disk and egress prices, in its currency.
+		StoragePerGBMonth: o.StoragePerGBMonth,
+		EgressPerGB:       o.EgressPerGB,
+		URL:               o.URL,
+		FirstSeen:         at,
+		ObservedAt:        at,
 	}
 	if len(counts) > 0 {
 		off.RentUnitGPUs = counts[0]

@@ -43,12 +43,14 @@ type packRow struct {
 	gpus, rentUnitGPUs                              int32
 	flags                                           uint32
 	unitPrice, fraction, commitment, price, rel     float64
+	storage, egress                                 float64
 	firstSeen, observedAt                           int64
 }
 
 const (
 	rowShared = 1 << iota
 	rowHasRel
+	rowBid
 )
 
 // PackBuilder collects one source's offers into a Pack.
@@ -127,7 +129,11 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 		currency: b.intern(9, o.Currency), reclaim: b.intern(10, o.ReclaimRisk), url: b.intern(11, o.URL),
 		counts: b.countsOf(o.GPUCounts), gpus: int32(o.GPUs), rentUnitGPUs: int32(o.RentUnitGPUs),
 		unitPrice: o.UnitPricePerHour, fraction: o.GPUFraction, commitment: o.CommitmentHours, price: o.PricePerGPUHour,
+		storage: o.StoragePerGBMonth, egress: o.EgressPerGB,
 		firstSeen: unixNanos(o.FirstSeen), observedAt: unixNanos(o.ObservedAt),
+	}
+	if o.Bid {
+		r.flags |= rowBid
 	}
 	if o.Shared {
 		r.flags |= rowShared
@@ -239,7 +245,8 @@ func (p *Pack) Offer(i int) pricewatch.Offer {
 		RentUnitGPUs: int(r.rentUnitGPUs), UnitPricePerHour: r.unitPrice, GPUFraction: r.fraction, Shared: r.flags&rowShared != 0,
 		Available: pricewatch.Availability(p.dict[r.avail]), Stock: p.dict[r.stock], Mode: pricewatch.Mode(p.dict[r.mode]),
 		CommitmentHours: r.commitment, PricePerGPUHour: r.price, Currency: p.dict[r.currency],
-		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url],
+		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url], Bid: r.flags&rowBid != 0,
+		StoragePerGBMonth: r.storage, EgressPerGB: r.egress,
 		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
 	}
 	if r.flags&rowHasRel != 0 {

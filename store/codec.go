@@ -50,6 +50,10 @@ func appendFloat(b []byte, f float64) []byte {
 const (
 	offerShared = 1 << iota
 	offerHasReliability
+	// offerHasCosts: the offer's own storage and egress prices follow the
+	// reliability (two floats); records written before lack both.
+	offerHasCosts
+	offerBid
 )
 
 // encodeOffer appends the schema-2 encoding of o (its key and source are the
@@ -64,6 +68,12 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	}
 	if o.Reliability != nil {
 		flags |= offerHasReliability
+	}
+	if o.StoragePerGBMonth != 0 || o.EgressPerGB != 0 {
+		flags |= offerHasCosts
+	}
+	if o.Bid {
+		flags |= offerBid
 	}
 	b = binary.AppendUvarint(b, flags)
 	for _, s := range [...]string{o.Provider, o.OfferID, o.Region, string(o.Kind), o.Card, o.GPUName,
@@ -82,6 +92,10 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	b = appendFloat(b, o.PricePerGPUHour)
 	if o.Reliability != nil {
 		b = appendFloat(b, *o.Reliability)
+	}
+	if flags&offerHasCosts != 0 {
+		b = appendFloat(b, o.StoragePerGBMonth)
+		b = appendFloat(b, o.EgressPerGB)
 	}
 	return b
 }
@@ -179,6 +193,7 @@ func decodeOffer(v []byte, o *pricewatch.Offer, seen time.Time, buf *offerBuf, a
 	r := reader{b: v[offerHead:], alias: alias}
 	flags := r.uvarint()
 	o.Shared = flags&offerShared != 0
+	o.Bid = flags&offerBid != 0
 	o.Provider = r.str()
 	o.OfferID = r.str()
 	o.Region = r.str()
@@ -223,6 +238,11 @@ func decodeOffer(v []byte, o *pricewatch.Offer, seen time.Time, buf *offerBuf, a
 		} else {
 			o.Reliability = &rel
 		}
+	}
+	o.StoragePerGBMonth, o.EgressPerGB = 0, 0
+	if flags&offerHasCosts != 0 {
+		o.StoragePerGBMonth = r.float()
+		o.EgressPerGB = r.float()
 	}
 	return r.err
 }

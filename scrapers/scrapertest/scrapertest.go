@@ -182,6 +182,11 @@ type GoldenOffer struct {
 	// Available and Stock are set where the source states them.
 	Available string `json:"available,omitempty"`
 	Stock     string `json:"stock,omitempty"`
+	// Bid, StoragePerGBMonth and EgressPerGB are set where the source
+	// prices them (Vast: a bid, host-set disk and upload prices).
+	Bid               bool    `json:"bid,omitempty"`
+	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
+	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
 }
 
 // Normalize runs the default catalog over a result.
@@ -198,7 +203,7 @@ func Normalize(name string, res scrapers.Result) (normalize.Result, Golden) {
 			Key: o.Key, Card: o.Card, GPUName: o.GPUName, GPUs: o.GPUs, Shared: o.Shared,
 			Mode: string(o.Mode), PricePerGPUHour: round6(o.PricePerGPUHour), Currency: o.Currency,
 			Reliability: o.Reliability, RentUnit: string(o.RentUnit), GPUCounts: CountsText(o.GPUCounts),
-			Stock: o.Stock,
+			Stock: o.Stock, Bid: o.Bid, StoragePerGBMonth: round6(o.StoragePerGBMonth), EgressPerGB: round6(o.EgressPerGB),
 		})
 		if o.Reference() {
 			g.List[len(g.List)-1].Kind = string(o.Kind)

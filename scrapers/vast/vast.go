@@ -132,7 +132,14 @@ type offer struct {
 	Geolocation string   `json:"geolocation"`
 	Reliability *float64 `json:"reliability2"`
 	DPHTotal    float64  `json:"dph_total"` // USD/hour for all num_gpus GPUs, storage included
-	MinBid      float64  `json:"min_bid"`   // USD/hour for all num_gpus GPUs
+	MinBid      float64  `json:"min_bid"`   // USD/hour for all num_gpus GPUs, compute only
+	// StorageCost is the disk's price, USD per GB-month; StorageTotal what
+	// the query's allocated_storage costs an hour (dph_total = dph_base +
+	// storage_total_cost); InetUpCost the internet egress price, USD per
+	// GB (internet_up_cost_per_tb / 1024).
+	StorageCost  float64 `json:"storage_cost"`
+	StorageTotal float64 `json:"storage_total_cost"`
+	InetUpCost   float64 `json:"inet_up_cost"`
 	// Rentable is false for an offer that cannot be rented now (the query
 	// asks for rentable ones; an answer may still list others).
 	Rentable *bool `json:"rentable"`
@@ -276,11 +283,17 @@ func observe(o offer, url string, emit func(pricewatch.Observation)) int {
 			// An offer is rented whole: all num_gpus GPUs (gpu_frac is
 			// the offer's share of the host, not a fraction of a GPU).
 			RentUnit: pricewatch.RentFixed, Available: avail,
+			Bid: mode == pricewatch.ModeSpot, StoragePerGBMonth: max(o.StorageCost, 0), EgressPerGB: max(o.InetUpCost, 0),
 		})
 	}
 	add(pricewatch.ModeOnDemand, o.DPHTotal)
-	// min_bid is the interruptible floor, for the whole offer like dph_total.
-	add(pricewatch.ModeSpot, o.MinBid)
+	// An interruptible instance pays its bid for the GPUs and the disk on
+	// top, as the on-demand dph_total includes it: the minimum bid plus
+	// the allocated storage's hourly cost. It is a bid, kept only while
+	// no higher one arrives.
+	if o.MinBid > 0 {
+		add(pricewatch.ModeSpot, o.MinBid+max(o.StorageTotal, 0))
+	}
 	return n
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,27 +29,34 @@ func TestScraper_Fixture(t *testing.T) {
 		mode      pricewatch.Mode
 		price     float64
 	}{
-		// id 13489095, RTX 4090 ×1: dph_total 0.16805555555555554, min_bid 0.16.
+		// id 13489095, RTX 4090 ×1: dph_total 0.16805555555555554; spot is
+		// min_bid 0.16 + storage_total_cost 0.0013888 (the 5 GB disk at
+		// storage_cost 0.20 $/GB-month over Vast's 720-hour month), the disk
+		// dph_total includes too.
 		{"vast/13489095/South Korea, KR/ondemand", "RTX-4090", pricewatch.ModeOnDemand, 0.16805555555555554},
-		{"vast/13489095/South Korea, KR/spot", "RTX-4090", pricewatch.ModeSpot, 0.16},
-		// id 13511053, A100 SXM4 ×8, gpu_ram 81920: 11.20138888888889/8, 11.2/8.
+		{"vast/13489095/South Korea, KR/spot", "RTX-4090", pricewatch.ModeSpot, 0.16 + 5*0.2/720},
+		// id 13511053, A100 SXM4 ×8, gpu_ram 81920: 11.20138888888889/8,
+		// (11.2 + 0.0013889)/8.
 		{"vast/13511053/Washington, US/ondemand", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.4001736111111112},
-		{"vast/13511053/Washington, US/spot", "A100-80GB-SXM", pricewatch.ModeSpot, 1.4},
+		{"vast/13511053/Washington, US/spot", "A100-80GB-SXM", pricewatch.ModeSpot, (11.2 + 5*0.2/720) / 8},
 		// id 9749088, A100 SXM4 ×1, gpu_ram 40960: the same name resolves to the 40GB card.
 		{"vast/9749088/Sweden, SE/ondemand", "A100-40GB-SXM", pricewatch.ModeOnDemand, 0.6019351851851852},
-		// id 13047907, H100 SXM ×2: 4.961666666666667/2, 4.266666666666667/2.
+		// id 13047907, H100 SXM ×2: 4.961666666666667/2, (4.266666666666667 +
+		// 5 GB × 0.24 / 720)/2.
 		{"vast/13047907/Czechia, CZ/ondemand", "H100-80GB-SXM", pricewatch.ModeOnDemand, 2.4808333333333334},
-		{"vast/13047907/Czechia, CZ/spot", "H100-80GB-SXM", pricewatch.ModeSpot, 2.1333333333333333},
-		// id 13226144, H100 NVL ×8, geolocation ", US": 27.73472222222223/8, 3.221333/8.
+		{"vast/13047907/Czechia, CZ/spot", "H100-80GB-SXM", pricewatch.ModeSpot, (4.266666666666667 + 5*0.24/720) / 2},
+		// id 13226144, H100 NVL ×8, geolocation ", US": 27.73472222222223/8,
+		// (3.221333 + 0.0013889)/8.
 		{"vast/13226144/, US/ondemand", "H100-94GB-NVL", pricewatch.ModeOnDemand, 3.466840277777779},
-		{"vast/13226144/, US/spot", "H100-94GB-NVL", pricewatch.ModeSpot, 0.402666625},
+		{"vast/13226144/, US/spot", "H100-94GB-NVL", pricewatch.ModeSpot, (3.221333 + 5*0.2/720) / 8},
 		// id 12545701, H100 PCIE ×8: min_bid 23.466667 is above dph_total 20.268055555555556; both kept as stated.
 		{"vast/12545701/United Arab Emirates, AE/ondemand", "H100-80GB-PCIE", pricewatch.ModeOnDemand, 2.5335069444444445},
-		{"vast/12545701/United Arab Emirates, AE/spot", "H100-80GB-PCIE", pricewatch.ModeSpot, 2.933333375},
+		{"vast/12545701/United Arab Emirates, AE/spot", "H100-80GB-PCIE", pricewatch.ModeSpot, (23.466667 + 5*0.2/720) / 8},
 		// id 10233045, Tesla V100 ×2 (16 GB): total_flops 22.60992 is a
 		// 1380 MHz maximum clock, the PCIe card's (250 W limit, no NVLink).
 		{"vast/10233045/Sweden, SE/ondemand", "V100-16GB-PCIE", pricewatch.ModeOnDemand, 0.10763425925925926},
-		{"vast/10233045/Sweden, SE/spot", "V100-16GB-PCIE", pricewatch.ModeSpot, 0.08},
+		// spot: (0.16 + 5 GB × 0.27866 / 720) / 2.
+		{"vast/10233045/Sweden, SE/spot", "V100-16GB-PCIE", pricewatch.ModeSpot, (0.16 + 5*0.2786666666666667/720) / 2},
 		// id 12794630, Tesla V100 ×2 (16 GB): 25.06752 is 1530 MHz, the
 		// SXM2 module's (and bw_nvlink 154.7). 0.28185185185185185/2.
 		{"vast/12794630/North Carolina, US/ondemand", "V100-16GB-SXM2", pricewatch.ModeOnDemand, 0.14092592592592593},
@@ -72,6 +80,24 @@ func TestScraper_Fixture(t *testing.T) {
 	o := scrapertest.Find(t, nr, "vast/13511053/Washington, US/ondemand")
 	if o.GPUs != 8 || o.Reliability == nil || *o.Reliability != 0.9758131 || o.Currency != "USD" {
 		t.Errorf("13511053: gpus %d reliability %v currency %s, want 8, 0.9758131, USD", o.GPUs, o.Reliability, o.Currency)
+	}
+	// The spot price is a bid (min_bid, Vast's interruptible floor) and the
+	// offer carries its host-set disk and upload prices: id 13489095
+	// storage_cost 0.2 $/GB-month, inet_up_cost 0.00390625 $/GB (4 $/TB of
+	// 1024 GB); id 13047907 0.24 and 3.90625e-06.
+	for _, c := range []struct {
+		key             string
+		bid             bool
+		storage, egress float64
+	}{
+		{"vast/13489095/South Korea, KR/spot", true, 0.2, 0.00390625},
+		{"vast/13489095/South Korea, KR/ondemand", false, 0.2, 0.00390625},
+		{"vast/13047907/Czechia, CZ/spot", true, 0.24, 3.90625e-06},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.Bid != c.bid || math.Abs(o.StoragePerGBMonth-c.storage) > 1e-9 || math.Abs(o.EgressPerGB-c.egress) > 1e-12 {
+			t.Errorf("%s: bid %v storage %v egress %v, want %v %v %v", c.key, o.Bid, o.StoragePerGBMonth, o.EgressPerGB, c.bid, c.storage, c.egress)
+		}
 	}
 	// An offer is one fixed bundle of its num_gpus GPUs.
 	scrapertest.Rent(t, nr, "vast/13511053/Washington, US/ondemand", pricewatch.RentFixed, 8)
