@@ -115,28 +115,35 @@ func optionBy(res rank.PlanResult, offer string) *rank.Option {
 
 func close(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
 
+// seconds bills h hours as Vast and RunPod do, by the started second
+// (rank/data/billing.csv; docs.vast.ai/guides/instances/pricing,
+// docs.runpod.io/pods/pricing).
+func seconds(h float64) float64 { return math.Ceil(h*3600-1e-6) / 3600 }
+
 func TestGoldenPlan_FixedUnitsAndPerGPU(t *testing.T) {
 	h := planEnv(t)
 	res := postPlan(t, h, `{"workload": "lora-7b", "tokens": 15e6, "card": "H100-80GB-SXM", "modes": ["ondemand"]}`)
 	// The 8-GPU Vast instance bills 8 GPUs: it runs the job on all 8:
 	// 8 × 10,254.2 × 0.9995 = 81,993 tokens/s; 15e6 / (81,993 × 3600) =
 	// 0.05082 h × 20.00 per hour = 1.0163; start-up 0.25 h × 20.00 = 5.00;
-	// total 6.0163. Pessimistic: 1.0163 / 0.7 + 40 min × 20.00 + 5.00 =
-	// 19.785.
+	// Vast bills by the second: 0.30082 h run = 1082.9 s, billed 1083 s =
+	// 0.300833 h × 20.00 = 6.0167 in all. Pessimistic: 1.0163 / 0.7 + 40 min
+	// × 20.00 + 5.00 = 19.785, plus the same part second, 0.0003.
 	o := optionBy(res, "90000008")
 	hours8 := 15e6 / (8 * h100Lora * scalingOf(t, "lora-7b", "H100-80GB-SXM", 8, h100x8) * 3600)
 	if o == nil || o.GPUs != 8 || o.GPUsUsed != 8 || o.RentUnit != pricewatch.RentFixed || !close(o.UnitPricePerHour, 20) ||
 		!close(o.Hours, hours8) || !close(o.ComputeCost, hours8*20) || !close(o.HiddenCosts["startup"], 5) ||
-		!close(o.TotalCost, hours8*20+5) || !close(o.PessimisticTotalCost, hours8*20/0.7+40.0/60*20+5) {
+		!close(o.TotalCost, seconds(hours8+0.25)*20) || !close(o.BilledHours, seconds(hours8+0.25)) ||
+		!close(o.PessimisticTotalCost, hours8*20/0.7+40.0/60*20+5+(seconds(hours8+0.25)-hours8-0.25)*20) {
 		t.Errorf("8 × H100 on vast: %+v", o)
 	}
-	// One GPU: 15e6 / (10,254.2 × 3600) = 0.40634 h. Vast 1 × 2.60:
-	// 1.0565 + 0.65 start-up = 1.7065. RunPod per GPU at 3.00 rents one:
-	// 1.2190 + 0.75 = 1.9690.
+	// One GPU: 15e6 / (10,254.2 × 3600) = 0.40634 h, + 0.25 h start-up =
+	// 2362.8 s, billed 2363 s = 0.656389 h. Vast 1 × 2.60: 1.7066. RunPod
+	// per GPU at 3.00 rents one: 1.9692.
 	hours1 := 15e6 / (h100Lora * 3600)
 	for offer, price := range map[string]float64{"90000001": 2.6, "NVIDIA H100 80GB HBM3/secure": 3.0} {
 		o := optionBy(res, offer)
-		if o == nil || o.GPUs != 1 || !close(o.Hours, hours1) || !close(o.TotalCost, hours1*price+0.25*price) {
+		if o == nil || o.GPUs != 1 || !close(o.Hours, hours1) || !close(o.TotalCost, seconds(hours1+0.25)*price) {
 			t.Errorf("%s: %+v", offer, o)
 		}
 	}
@@ -147,13 +154,14 @@ func TestGoldenPlan_FixedUnitsAndPerGPU(t *testing.T) {
 	// cards needs 3 (52.9 GiB of state and activations: 3 × 17.4 + 0.8
 	// within 19.2 GiB usable each). RunPod community 0.40: 3 × 1,490.5 ×
 	// 0.3918 = 1,751.9 tokens/s; 1e8 / (1,751.9 × 3600) = 15.856 h × 1.20
-	// per hour = 19.027; start-up 0.25 × 1.20 = 0.30; total 19.327. The
-	// 2-GPU Vast bundle cannot hold it and cannot be added to.
+	// per hour = 19.027; start-up 0.25 × 1.20 = 0.30; 16.1065 h billed by
+	// the second, 16.10667 h: total 19.328. The 2-GPU Vast bundle cannot
+	// hold it and cannot be added to.
 	res = postPlan(t, h, `{"workload": "full-ft-7b", "tokens": 1e8, "card": "RTX-4090", "modes": ["ondemand"]}`)
 	o = optionBy(res, "NVIDIA GeForce RTX 4090/community")
 	hours3 := 1e8 / (3 * r4090Full * scalingOf(t, "full-ft-7b", "RTX-4090", 3, r4090x3) * 3600)
 	if o == nil || o.GPUs != 3 || o.GPUsUsed != 3 || o.RentUnit != pricewatch.RentPerGPU || !close(o.ComputeCost, hours3*1.2) ||
-		!close(o.TotalCost, hours3*1.2+0.3) || !close(o.MemoryTotalGiB, 3*o.MemoryPerGPUGiB) {
+		!close(o.TotalCost, seconds(hours3+0.25)*1.2) || !close(o.MemoryTotalGiB, 3*o.MemoryPerGPUGiB) {
 		t.Errorf("full-ft-7b on runpod 4090: %+v", o)
 	}
 	if optionBy(res, "90000002") != nil || len(res.Options) != 2 {

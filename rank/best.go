@@ -30,14 +30,17 @@ type Options struct {
 // the workload), the throughput of the GPUs rented and the resulting cost
 // per million tokens, in the base currency.
 type Entry struct {
-	Key             string          `json:"key"`
-	Card            string          `json:"card"`
-	Source          string          `json:"source"`
-	Provider        string          `json:"provider"`
-	OfferID         string          `json:"offer"`
-	Region          string          `json:"region"`
-	Mode            pricewatch.Mode `json:"mode"`
-	CommitmentHours float64         `json:"commitment_hours,omitempty"`
+	Key      string          `json:"key"`
+	Card     string          `json:"card"`
+	Source   string          `json:"source"`
+	Provider string          `json:"provider"`
+	OfferID  string          `json:"offer"`
+	Region   string          `json:"region"`
+	Mode     pricewatch.Mode `json:"mode"`
+	// Bid marks a spot price that is a bid (Vast's minimum, disk
+	// included): kept only until outbid.
+	Bid             bool    `json:"bid,omitempty"`
+	CommitmentHours float64 `json:"commitment_hours,omitempty"`
 	// RentUnit and GPUCounts say how the offer is rented; GPUs is the GPUs
 	// this entry rents and pays for, GPUsUsed those the job runs on (a
 	// serving replica layout may leave some idle).
@@ -167,7 +170,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, ca
 	}
 	e := Entry{
 		Key: o.Key, Card: o.Card, Source: o.Source, Provider: o.Provider, OfferID: o.OfferID,
-		Region: o.Region, Mode: o.Mode, CommitmentHours: o.CommitmentHours,
+		Region: o.Region, Mode: o.Mode, Bid: o.Bid, CommitmentHours: o.CommitmentHours,
 		RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, GPUs: r.GPUs, GPUsUsed: r.Used, Fits: true,
 		PricePerGPUHour: price, UnitPricePerHour: price * float64(r.GPUs),
 		OfferCurrency: o.Currency, OfferPricePerGPUHour: o.PricePerGPUHour,

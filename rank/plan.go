@@ -10,16 +10,11 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/normalize"
 )
-
-//go:embed data/providers.csv
-var providersCSV []byte
 
 // PessimisticThroughput is the share of the expected throughput the
 // pessimistic total assumes (30% lower).
@@ -44,61 +39,6 @@ func tableNum(s string) float64 {
 	if err != nil {
 		panic(fmt.Sprintf("rank: embedded table: %v", err))
 	}
-	return v
-}
-
-// ProviderDefaults are a provider's assumed hidden-cost prices in USD.
-type ProviderDefaults struct {
-	StorageUSDPerGBMonth float64
-	EgressUSDPerGB       float64
-	SpotReclaimsPerHour  float64
-}
-
-var providerDefaults = sync.OnceValue(func() map[string]ProviderDefaults {
-	m := map[string]ProviderDefaults{}
-	for _, r := range readTable(providersCSV) {
-		m[r[0]] = ProviderDefaults{tableNum(r[1]), tableNum(r[2]), tableNum(r[3])}
-	}
-	return m
-})
-
-// DefaultsFor returns a provider's hidden-cost defaults (data/providers.csv).
-func DefaultsFor(provider string) ProviderDefaults {
-	if d, ok := providerDefaults()[provider]; ok {
-		return d
-	}
-	return providerDefaults()["*"]
-}
-
-// ReclaimsPerHour turns a reclaim-risk band (AWS Spot Advisor's monthly
-// interruption frequency: "<5%", "5-10%", …, ">20%") into expected reclaims
-// per instance-hour: the band's middle spread over a 730-hour month.
-func ReclaimsPerHour(band string) (float64, bool) {
-	b := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(band), "%"))
-	var lo, hi float64
-	switch {
-	case b == "":
-		return 0, false
-	case strings.HasPrefix(b, "<"):
-		lo, hi = 0, num0(b[1:])
-	case strings.HasPrefix(b, ">"):
-		lo = num0(b[1:])
-		hi = lo + 10
-	default:
-		parts := strings.SplitN(b, "-", 2)
-		if len(parts) != 2 {
-			return 0, false
-		}
-		lo, hi = num0(strings.TrimSuffix(parts[0], "%")), num0(parts[1])
-	}
-	if hi <= 0 || hi < lo {
-		return 0, false
-	}
-	return (lo + hi) / 2 / 100 / pricewatch.HoursPerMonth, true
-}
-
-func num0(s string) float64 {
-	v, _ := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return v
 }
 
@@ -175,6 +115,11 @@ type ServingPlan struct {
 	GPUsNeeded                 int     `json:"gpus_needed"`
 	MonthlyCost                float64 `json:"monthly_cost"`
 	CostPerMillionOutputTokens float64 `json:"cost_per_million_output_tokens"`
+	// BilledHoursPerMonth is the hours each instance bills in the month
+	// (the job's hours, up to the provider's monthly cap); a spot plan's
+	// RestartsPerMonth is the reclaims expected over all its instances.
+	BilledHoursPerMonth float64 `json:"billed_hours_per_month"`
+	RestartsPerMonth    float64 `json:"restarts_per_month,omitempty"`
 }
 
 // Option is one way to run a job: an offer (or owned cards) rented at its
@@ -189,6 +134,12 @@ type Option struct {
 	Key      string          `json:"key"`
 	Region   string          `json:"region"`
 	Mode     pricewatch.Mode `json:"mode"`
+	// Bid marks a spot price that is a bid on an interruptible market
+	// (Vast: the minimum bid, disk included), kept only until outbid.
+	Bid bool `json:"bid,omitempty"`
+	// Billing is how the provider bills the option's hours (hourly modes:
+	// increment, minimum, monthly cap, free egress, each with its source).
+	Billing *BillingRule `json:"billing,omitempty"`
 	// Available is the offer's availability (owned cards: yes).
 	Available pricewatch.Availability `json:"available"`
 	// IdenticalOffers counts the offers this option stands for (1 and
@@ -270,6 +221,14 @@ type Option struct {
 	OwnedBreakEvenMonthlyHours *float64 `json:"owned_break_even_monthly_hours,omitempty"`
 	OwnedBreakEven             string   `json:"owned_break_even,omitempty"`
 	Currency                   string   `json:"currency"`
+}
+
+// ModeLabel writes the option's mode, a bid marked: "spot (bid)".
+func (o Option) ModeLabel() string {
+	if o.Bid {
+		return string(o.Mode) + " (bid)"
+	}
+	return string(o.Mode)
 }
 
 // Periods writes the whole periods a commitment bills, "2 × 730 h"; "" for
@@ -488,7 +447,7 @@ func (s *Snapshot) rentalFor(job Job, card pricewatch.Card, o pricewatch.Offer) 
 func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, why string, o pricewatch.Offer, price float64,
 	conv func(float64, string) (float64, error)) (Option, bool) {
 	opt := Option{Card: card.ID, Source: o.Source, Provider: o.Provider, Offer: o.OfferID, Key: o.Key, Region: o.Region,
-		Mode: o.Mode, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, PricePerGPUHour: price,
+		Mode: o.Mode, Bid: o.Bid, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, PricePerGPUHour: price,
 		Available: o.Available, HiddenCosts: map[string]float64{}}
 	if opt.Available == "" {
 		opt.Available = pricewatch.AvailableUnknown
@@ -517,7 +476,10 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, wh
 	if o.Mode == pricewatch.ModeSpot {
 		addSpotLoss(&opt, job, o)
 	}
-	s.addHidden(&opt, job, o.Provider, conv)
+	if !o.Mode.Committed() && o.Provider != ownedSource {
+		bill(&opt, job, o)
+	}
+	s.addHidden(&opt, job, o, conv)
 	if job.Tokens > 0 {
 		opt.WallClockHours = opt.wallClock(job)
 		if job.DeadlineHours > 0 && opt.WallClockHours > job.DeadlineHours {
@@ -591,7 +553,7 @@ func (s *Snapshot) price(opt *Option, job Job, card pricewatch.Card, r Rental, p
 	opt.CostPerMillionTokens = CostPerMillionTokens(unit, opt.TokensPerSecond)
 	if w.Method == MethodServe && job.PeakTokensPerSecond > 0 {
 		need := int(math.Ceil(job.PeakTokensPerSecond * ServingHeadroom / opt.TokensPerSecond))
-		sp := &ServingPlan{Instances: need, GPUsNeeded: need * r.GPUs}
+		sp := &ServingPlan{Instances: need, GPUsNeeded: need * r.GPUs, BilledHoursPerMonth: job.HoursPerMonth}
 		sp.MonthlyCost = float64(need) * unit * job.HoursPerMonth
 		sp.CostPerMillionOutputTokens = opt.CostPerMillionTokens
 		opt.Serving = sp
@@ -607,6 +569,7 @@ func (s *Snapshot) commit(opt *Option, job Job, periodHours float64) {
 	opt.PeriodHours, opt.PeriodPrice = periodHours, unit*periodHours
 	opt.HiddenCosts["startup"] = 0
 	if opt.Serving != nil {
+		opt.Serving.BilledHoursPerMonth = pricewatch.HoursPerMonth
 		opt.Serving.MonthlyCost = float64(opt.Serving.Instances) * unit * pricewatch.HoursPerMonth
 	}
 	if job.Tokens <= 0 {
@@ -625,148 +588,6 @@ func (s *Snapshot) commit(opt *Option, job Job, periodHours float64) {
 	startup := job.Hidden.StartupMinutes / 60
 	worst := opt.Hours/PessimisticThroughput + (job.Hidden.CheckpointMinutes+job.Hidden.RestartMinutes)/60 + startup
 	opt.PessimisticTotalCost = float64(periods(worst)) * opt.PeriodPrice
-}
-
-// SpotPlan is a spot option's checkpointing, planned: the interval that
-// minimizes expected cost (Young/Daly: √(2 × write time × mean time
-// between reclaims)), the time spent writing checkpoints, the expected
-// restarts and work lost, and the reclaim rate at which the option stops
-// beating the cheapest on-demand offer of its card.
-type SpotPlan struct {
-	CheckpointWriteSeconds float64 `json:"checkpoint_write_seconds"`
-	// CheckpointIntervalMinutes is 0 when no checkpoint beyond the job's
-	// own is needed (no reclaims expected, or the job is shorter than the
-	// interval).
-	CheckpointIntervalMinutes float64 `json:"checkpoint_interval_minutes"`
-	CheckpointHours           float64 `json:"checkpoint_hours"`
-	ExpectedRestarts          float64 `json:"expected_restarts"`
-	ExpectedLostHours         float64 `json:"expected_lost_hours"`
-	// BreakEvenReclaimsPerHour: above this many reclaims per hour the
-	// option costs more than the cheapest on-demand offer of the card per
-	// GPU-hour (nil without one; 0 when it never beats it). BreakEven says
-	// "any" instead when a reclaim costs nothing (no checkpoint to write,
-	// no restart time): the cheaper spot price wins at every rate.
-	BreakEvenReclaimsPerHour *float64 `json:"break_even_reclaims_per_hour,omitempty"`
-	BreakEven                string   `json:"break_even,omitempty"`
-}
-
-// setBreakEven records the break-even reclaim rate (finite) or "any".
-func (sp *SpotPlan) setBreakEven(r float64) {
-	if math.IsInf(r, 1) {
-		sp.BreakEven = "any"
-		return
-	}
-	sp.BreakEvenReclaimsPerHour = &r
-}
-
-// YoungDalyInterval is the checkpoint interval that minimizes the expected
-// time of a job interrupted rate times an hour, writing a checkpoint in
-// write hours: √(2 × write / rate), in hours; +Inf without reclaims.
-func YoungDalyInterval(write, rate float64) float64 {
-	if rate <= 0 {
-		return math.Inf(1)
-	}
-	return math.Sqrt(2 * write / rate)
-}
-
-// SpotBreakEvenRate is the reclaim rate per hour at which a spot price
-// spot, checkpointing at the Young/Daly interval (write hours per
-// checkpoint, restart hours per reclaim), costs as much per hour of work
-// as onDemand: spot × (1 + √(2 × write × r) + r × restart) = onDemand,
-// solved for r. 0 when spot is not cheaper at all; +Inf when a reclaim
-// costs nothing (write and restart both 0).
-func SpotBreakEvenRate(spot, onDemand, write, restart float64) float64 {
-	if !(spot > 0) || onDemand <= spot {
-		return 0
-	}
-	c := onDemand/spot - 1 // overhead spot can afford
-	a, b := restart, math.Sqrt(2*write)
-	if a <= 0 && b <= 0 {
-		return math.Inf(1)
-	}
-	if a == 0 {
-		x := c / b
-		return x * x
-	}
-	x := (-b + math.Sqrt(b*b+4*a*c)) / (2 * a) // √r
-	return x * x
-}
-
-// addSpotLoss plans a spot option's checkpoints at the Young/Daly interval
-// from the reclaim rate (the source's band, the job's, else the provider's
-// default) and the job's checkpoint write time, and adds the time writing
-// checkpoints and the expected work lost (a reclaim loses half an interval
-// and the restart) on the GPUs rented. Without reclaims the option is its
-// price × hours.
-func addSpotLoss(opt *Option, job Job, o pricewatch.Offer) {
-	rate := DefaultsFor(o.Provider).SpotReclaimsPerHour
-	if r, ok := ReclaimsPerHour(o.ReclaimRisk); ok {
-		rate = r
-	}
-	if job.Hidden.ReclaimsPerHour != nil {
-		rate = *job.Hidden.ReclaimsPerHour
-	}
-	opt.ReclaimsPerHour = rate
-	write := job.CheckpointWriteSeconds / 3600
-	restart := job.Hidden.RestartMinutes / 60
-	sp := &SpotPlan{CheckpointWriteSeconds: job.CheckpointWriteSeconds}
-	opt.Spot = sp
-	if rate <= 0 || opt.Hours <= 0 {
-		return
-	}
-	tau := YoungDalyInterval(write, rate)
-	sp.ExpectedRestarts = rate * opt.Hours
-	switch {
-	case write <= 0:
-		// Nothing to checkpoint (serving): a reclaim loses the restart only.
-		tau = 0
-	case tau < opt.Hours:
-		sp.CheckpointIntervalMinutes = tau * 60
-		sp.CheckpointHours = opt.Hours / tau * write
-	default:
-		tau = opt.Hours // no checkpoint before the job's own end
-	}
-	sp.ExpectedLostHours = sp.ExpectedRestarts * (tau/2 + restart)
-	unit := opt.UnitPricePerHour
-	opt.HiddenCosts["spot_reclaims"] = sp.ExpectedLostHours * unit
-	opt.HiddenCosts["checkpoint_writes"] = sp.CheckpointHours * unit
-	opt.PessimisticTotalCost += (sp.ExpectedLostHours + sp.CheckpointHours) / PessimisticThroughput * unit
-}
-
-// addHidden adds storage and egress at the spec's prices or the provider's
-// defaults, then the totals. Owned hardware has neither (nor start-up).
-func (s *Snapshot) addHidden(opt *Option, job Job, provider string, conv func(float64, string) (float64, error)) {
-	d := DefaultsFor(provider)
-	storage, egress := d.StorageUSDPerGBMonth, d.EgressUSDPerGB
-	if v, err := conv(storage, "USD"); err == nil {
-		storage = v
-	}
-	if v, err := conv(egress, "USD"); err == nil {
-		egress = v
-	}
-	if job.Hidden.StoragePricePerGBMonth != nil {
-		storage = *job.Hidden.StoragePricePerGBMonth
-	}
-	if job.Hidden.EgressPricePerGB != nil {
-		egress = *job.Hidden.EgressPricePerGB
-	}
-	if provider == "owned" {
-		storage, egress = 0, 0
-	}
-	opt.HiddenCosts["storage"] = job.Hidden.StorageGB * job.Hidden.StorageDays / 30 * storage
-	opt.HiddenCosts["egress"] = job.Hidden.EgressGB * egress
-	if job.Tokens <= 0 {
-		return
-	}
-	hidden := 0.0
-	for _, v := range opt.HiddenCosts {
-		hidden += v
-	}
-	opt.TotalCost = opt.ComputeCost + hidden
-	opt.CostPerMillionTokens = opt.TotalCost / job.Tokens * 1e6
-	// The pessimistic total already has start-up and reclaims (or, for a
-	// commitment, its periods); storage and egress do not change.
-	opt.PessimisticTotalCost += opt.HiddenCosts["storage"] + opt.HiddenCosts["egress"]
 }
 
 // ownedOptions prices the job on owned cards: per used hour (write-off at
@@ -895,7 +716,6 @@ func fleets(job Job, opts []Option) []FleetPlan {
 	days := month / 24
 	startupH := job.Hidden.StartupMinutes / 60
 	peakH := job.PeakHoursPerDay * month / 24
-	offH := month - peakH
 	base, peak := job.BaseTokensPerSecond*ServingHeadroom, job.PeakTokensPerSecond*ServingHeadroom
 	units := func(need, tps float64) int {
 		if need <= 0 {
@@ -938,11 +758,21 @@ func fleets(job Job, opts []Option) []FleetPlan {
 					continue // nothing can carry the rest
 				}
 				peakOD = units(rest, p.onDemand.TokensPerSecond)
-				offOD = units(left(base), p.onDemand.TokensPerSecond)
-				cost += float64(offOD)*p.onDemand.UnitPricePerHour*offH + float64(peakOD)*p.onDemand.UnitPricePerHour*peakH
-				// The units added for the peak start every day, and each
-				// start bills its start-up time before it serves.
-				cost += float64(max(peakOD-offOD, 0)) * startupH * p.onDemand.UnitPricePerHour * days
+				offOD = units(max(left(base), 0), p.onDemand.TokensPerSecond)
+				// The units serving off peak run all month; those added for
+				// the peak start every day, each start billing its start-up
+				// before it serves and the day's run in the provider's
+				// increments; every unit up to the provider's monthly cap.
+				rule := BillingRule{}
+				if p.onDemand.Billing != nil {
+					rule = *p.onDemand.Billing
+				}
+				daily := peakH / days
+				if daily > 0 {
+					daily = rule.Bill(daily + startupH)
+				}
+				cost += p.onDemand.UnitPricePerHour * (float64(offOD)*rule.MonthHours(month) +
+					float64(max(peakOD-offOD, 0))*rule.MonthHours(daily*days))
 			}
 			if k == 0 && p.onDemand != nil {
 				c := cost

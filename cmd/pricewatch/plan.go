@@ -258,7 +258,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		if region == "" {
 			region = "-"
 		}
-		head := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s", i+1, o.Card, o.Source, region, o.Mode,
+		head := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s", i+1, o.Card, o.Source, region, o.ModeLabel(),
 			unitLabel(o.RentUnit, o.GPUs, 0), o.GPUsUsed, memoryLabel(o), o.Precision, o.TokensPerSecond, o.ThroughputOrigin,
 			money(o.PricePerGPUHour), money(o.UnitPricePerHour))
 		if serving {
@@ -385,7 +385,7 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 	if region == "" {
 		region = "no region"
 	}
-	fmt.Fprintf(w, "\nBest: %s on %s (%s, %s, %s): rents %s (%s", o.Card, o.Source, o.Offer, o.Mode, region,
+	fmt.Fprintf(w, "\nBest: %s on %s (%s, %s, %s): rents %s (%s", o.Card, o.Source, o.Offer, o.ModeLabel(), region,
 		plural(o.GPUs, "GPU"), o.RentUnit)
 	if o.RentUnit == pricewatch.RentPerGPU {
 		fmt.Fprintf(w, ", %s allowed", countsLabel(o.GPUCounts))
@@ -423,13 +423,23 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 		fmt.Fprintf(w, "  never beats the cheapest on-demand offer of %s: %s %s/GPU-h on demand, %s committed, even at full use\n",
 			o.Card, money(*o.OnDemandPerGPUHour), r.Currency, money(o.PricePerGPUHour))
 	}
-	if sp := o.Spot; sp != nil {
+	if b := o.Billing; b != nil {
+		fmt.Fprintf(w, "  billed %s (%s)\n", billingLabel(*b), b.Terms["increment_seconds"])
+	}
+	if o.Bid {
+		fmt.Fprintln(w, "  the spot price is a bid (the market's minimum, disk included): kept only until someone bids more")
+	}
+	if sp := o.Spot; sp != nil && o.Serving != nil && sp.Availability > 0 {
+		fmt.Fprintf(w, "  spot: %.3g reclaims/h (%s): %.3g restarts a month over %s, each down %s min; up %.2f%% of the time, so %s to carry the peak\n",
+			o.ReclaimsPerHour, sp.ReclaimBasis, o.Serving.RestartsPerMonth, plural(o.Serving.Instances, "instance"),
+			money(j.Hidden.RestartMinutes), sp.Availability*100, plural(o.Serving.Instances, "instance"))
+	} else if sp != nil {
 		if sp.CheckpointIntervalMinutes > 0 {
-			fmt.Fprintf(w, "  spot: %.3g reclaims/h; checkpoint every %s min (%s s to write, Young/Daly): %s h writing, %.2g restarts, %s h of work lost\n",
-				o.ReclaimsPerHour, money(sp.CheckpointIntervalMinutes), money(sp.CheckpointWriteSeconds), money(sp.CheckpointHours),
+			fmt.Fprintf(w, "  spot: %.3g reclaims/h (%s); checkpoint every %s min (%s s to write, Young/Daly): %s h writing, %.2g restarts, %s h of work lost\n",
+				o.ReclaimsPerHour, sp.ReclaimBasis, money(sp.CheckpointIntervalMinutes), money(sp.CheckpointWriteSeconds), money(sp.CheckpointHours),
 				sp.ExpectedRestarts, money(sp.ExpectedLostHours))
 		} else {
-			fmt.Fprintf(w, "  spot: %.3g reclaims/h; no checkpoint needed before the job's end, %.2g restarts expected\n", o.ReclaimsPerHour, sp.ExpectedRestarts)
+			fmt.Fprintf(w, "  spot: %.3g reclaims/h (%s); no checkpoint needed before the job's end, %.2g restarts expected\n", o.ReclaimsPerHour, sp.ReclaimBasis, sp.ExpectedRestarts)
 		}
 		if sp.BreakEven == "any" {
 			fmt.Fprintf(w, "  beats the cheapest on-demand offer of %s at any reclaim rate (a reclaim costs nothing here)\n", o.Card)
@@ -462,4 +472,33 @@ func countsLabel(c []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// billingLabel writes a billing rule: "per second, 60 s minimum",
+// "per hour, 1 h minimum, at most 672 h a month".
+func billingLabel(b rank.BillingRule) string {
+	var s string
+	switch inc := b.IncrementSeconds; {
+	case inc == 1:
+		s = "per second"
+	case inc == 60:
+		s = "per minute"
+	case inc == 3600:
+		s = "per hour"
+	default:
+		s = fmt.Sprintf("per %g s", inc)
+	}
+	if b.RoundDown {
+		s += " (part increments free)"
+	}
+	if b.MinimumSeconds > 0 {
+		s += fmt.Sprintf(", %g s minimum", b.MinimumSeconds)
+	}
+	if b.MonthlyCapHours > 0 {
+		s += fmt.Sprintf(", at most %g h a month", b.MonthlyCapHours)
+	}
+	if b.FreeEgressGB > 0 {
+		s += fmt.Sprintf(", %g GB egress free a month", b.FreeEgressGB)
+	}
+	return s
 }

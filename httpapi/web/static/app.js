@@ -84,7 +84,7 @@ function planSubmit(form) {
         var hidden = 0;
         Object.keys(o.hidden_costs || {}).forEach(function (k) { hidden += o.hidden_costs[k]; });
         var region = (o.region || "").replace(/^,\s*/, "") || "—";
-        var row = [String(i + 1), o.card, o.source, region, o.mode, unitText(o),
+        var row = [String(i + 1), o.card, o.source, region, o.mode + (o.bid ? " (bid)" : ""), unitText(o),
           o.memory_per_gpu_gib.toFixed(1) + " GiB" + (o.gpus_used > 1 ? " × " + o.gpus_used : "") + (o.fits ? "" : " (does not fit: " + o.reason + ")"),
           Math.round(o.tokens_per_second).toString(), o.throughput_origin, o.hours.toPrecision(3), billedText(o),
           money(o.compute_cost, cur), money(hidden, cur), money(o.total_cost, cur), money(o.cost_per_million_tokens, cur), o.offer];

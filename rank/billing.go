@@ -1,0 +1,194 @@
+package rank
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+//go:embed data/billing.csv
+var billingCSV []byte
+
+// Rule basis: where a billing rule comes from (data/billing.csv).
+const (
+	BasisStated    = "stated"    // the provider's own linked page says it
+	BasisSecondary = "secondary" // a secondary source reports it
+	BasisDefault   = "default"   // no page found: pricewatch's assumption
+)
+
+// BillingRule is how a provider turns time run into time billed, for one
+// offer: each term with the basis and the page it comes from.
+type BillingRule struct {
+	// IncrementSeconds: billed time is a whole number of these, a started
+	// one billed whole unless RoundDown (Azure: a part minute is free).
+	IncrementSeconds float64 `json:"increment_seconds"`
+	RoundDown        bool    `json:"round_down,omitempty"`
+	// MinimumSeconds is the least each start is billed.
+	MinimumSeconds float64 `json:"minimum_seconds"`
+	// MonthlyCapHours bounds the hours an hourly instance is billed in a
+	// month (0: none).
+	MonthlyCapHours float64 `json:"monthly_cap_hours,omitempty"`
+	// FreeEgressGB is internet egress free each month, per account.
+	FreeEgressGB float64 `json:"free_egress_gb,omitempty"`
+	// Terms says, per term, its basis and source ("increment_seconds":
+	// "stated https://…").
+	Terms map[string]string `json:"terms"`
+}
+
+// billingRow is one rule of data/billing.csv.
+type billingRow struct {
+	provider, mode, prefix, rule, value, basis, source string
+}
+
+var billingRows = sync.OnceValue(func() []billingRow {
+	var out []billingRow
+	for _, r := range readTable(billingCSV) {
+		if len(r) < 7 {
+			panic(fmt.Sprintf("rank: data/billing.csv: row %v", r))
+		}
+		out = append(out, billingRow{r[0], r[1], r[2], r[3], r[4], r[5], r[6]})
+	}
+	return out
+})
+
+// billingRuleNames are the rules every provider has (the "*" rows).
+var billingRuleNames = []string{"increment_seconds", "rounding", "minimum_seconds", "monthly_cap_hours", "free_egress_gb"}
+
+// BillingRuleFor is the billing rule of an offer: for each term the most
+// specific row of data/billing.csv (its provider before "*", then its mode,
+// then the longest offer-id prefix).
+func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) BillingRule {
+	r := BillingRule{Terms: map[string]string{}}
+	for _, name := range billingRuleNames {
+		best, score := billingRow{}, -1
+		for _, row := range billingRows() {
+			if row.rule != name {
+				continue
+			}
+			s, ok := billingMatch(row, provider, mode, offerID)
+			if ok && s > score {
+				best, score = row, s
+			}
+		}
+		if score < 0 {
+			panic("rank: data/billing.csv has no * row for " + name)
+		}
+		r.Terms[name] = strings.TrimSpace(best.basis + " " + best.source)
+		v, _ := strconv.ParseFloat(best.value, 64)
+		switch name {
+		case "increment_seconds":
+			r.IncrementSeconds = v
+		case "rounding":
+			r.RoundDown = best.value == "down"
+		case "minimum_seconds":
+			r.MinimumSeconds = v
+		case "monthly_cap_hours":
+			r.MonthlyCapHours = v
+		case "free_egress_gb":
+			r.FreeEgressGB = v
+		}
+	}
+	return r
+}
+
+// billingMatch scores how specifically a row applies: provider counts
+// most, then mode, then the prefix's length.
+func billingMatch(row billingRow, provider string, mode pricewatch.Mode, offerID string) (int, bool) {
+	s := 0
+	switch row.provider {
+	case provider:
+		s += 1 << 20
+	case "*":
+	default:
+		return 0, false
+	}
+	switch row.mode {
+	case string(mode):
+		s += 1 << 10
+	case "*":
+	default:
+		return 0, false
+	}
+	if row.prefix != "*" {
+		if !strings.HasPrefix(offerID, row.prefix) {
+			return 0, false
+		}
+		s += len(row.prefix)
+	}
+	return s, true
+}
+
+// Bill is the hours billed for one start that runs h hours: at least the
+// minimum, in whole increments (a started one whole, or dropped when the
+// rule rounds down).
+func (r BillingRule) Bill(h float64) float64 {
+	if !(h > 0) {
+		return 0
+	}
+	h = max(h, r.MinimumSeconds/3600)
+	if inc := r.IncrementSeconds / 3600; inc > 0 {
+		n := h / inc
+		if r.RoundDown {
+			n = math.Floor(n + 1e-9)
+		} else {
+			n = math.Ceil(n - 1e-9)
+		}
+		h = max(n*inc, r.MinimumSeconds/3600)
+	}
+	return h
+}
+
+// SegmentWaste is the expected hours billed beyond the work of a start
+// that ends at a time the job does not choose (a spot reclaim): half an
+// increment when a started one is billed whole.
+func (r BillingRule) SegmentWaste() float64 {
+	if r.RoundDown {
+		return 0
+	}
+	return r.IncrementSeconds / 3600 / 2
+}
+
+// MonthHours is the hours billed for an hourly instance that runs h hours
+// in a month: h, up to the monthly cap.
+func (r BillingRule) MonthHours(h float64) float64 {
+	if r.MonthlyCapHours > 0 {
+		return min(h, r.MonthlyCapHours)
+	}
+	return h
+}
+
+// bill applies the offer's billing rule to an hourly option: the job's
+// one run (start-up, work, and for spot the checkpoint writes and work
+// lost) billed at least the minimum, in whole increments, and each
+// reclaimed run's expected part increment (SegmentWaste); the difference
+// from the time run is the hidden cost "billing_increments". A serving
+// month bills each instance its hours up to the monthly cap.
+func bill(opt *Option, job Job, o pricewatch.Offer) {
+	rule := BillingRuleFor(o.Provider, o.Mode, o.OfferID)
+	opt.Billing = &rule
+	unit := opt.UnitPricePerHour
+	if sv := opt.Serving; sv != nil {
+		sv.BilledHoursPerMonth = rule.MonthHours(job.HoursPerMonth)
+		sv.MonthlyCost = float64(sv.Instances) * unit * sv.BilledHoursPerMonth
+	}
+	if job.Tokens <= 0 || !opt.Fits {
+		return
+	}
+	run := opt.Hours + job.Hidden.StartupMinutes/60
+	restarts := 0.0
+	if sp := opt.Spot; sp != nil {
+		run += sp.CheckpointHours + sp.ExpectedLostHours
+		restarts = sp.ExpectedRestarts
+	}
+	billed := rule.Bill(run) + restarts*rule.SegmentWaste()
+	opt.BilledHours = billed
+	if extra := billed - run; math.Abs(extra) > 1e-12 {
+		opt.HiddenCosts["billing_increments"] = extra * unit
+		opt.PessimisticTotalCost += extra * unit
+	}
+}
