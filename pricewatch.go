@@ -215,6 +215,12 @@ type Observation struct {
 	// (Vast: storage_cost, inet_up_cost); 0: not stated.
 	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
 	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
+	// MonthlyCapHours is the hours after which an hourly instance bills
+	// nothing more in a month, where the source prices the plan both ways
+	// (Vultr: monthly_cost ÷ hourly_cost); FreeEgressGBMonth the egress
+	// its plan includes a month (Vultr's bandwidth). 0: not stated.
+	MonthlyCapHours   float64 `json:"monthly_cap_hours,omitempty"`
+	FreeEgressGBMonth float64 `json:"free_egress_gb_month,omitempty"`
 	// Kind is KindReference for rows that cannot be rented (indexes,
 	// medians); empty means KindOffer.
 	Kind Kind `json:"kind,omitempty"`
@@ -281,6 +287,10 @@ type Offer struct {
 	Bid               bool    `json:"bid,omitempty"`
 	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
 	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
+	// MonthlyCapHours and FreeEgressGBMonth are the plan's own monthly
+	// cap and included egress (see Observation).
+	MonthlyCapHours   float64 `json:"monthly_cap_hours,omitempty"`
+	FreeEgressGBMonth float64 `json:"free_egress_gb_month,omitempty"`
 	// FirstSeen is when the offer first appeared; ObservedAt when the
 	// current price was last confirmed by a successful run.
 	FirstSeen  time.Time `json:"first_seen"`

@@ -165,6 +165,8 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		// The offer's own disk and egress prices, in its currency.
 		StoragePerGBMonth: o.StoragePerGBMonth,
 		EgressPerGB:       o.EgressPerGB,
+		MonthlyCapHours:   o.MonthlyCapHours,
+		FreeEgressGBMonth: o.FreeEgressGBMonth,
 		URL:               o.URL,
 		FirstSeen:         at,
 		ObservedAt:        at,

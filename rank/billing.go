@@ -96,6 +96,19 @@ func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) Billi
 	return r
 }
 
+// OfferBillingRule is the billing rule of one offer: BillingRuleFor its
+// provider, mode and id, with the plan's own monthly cap where the source
+// states one (Vultr bills hourly up to the plan's monthly price: that
+// price ÷ the hourly one).
+func OfferBillingRule(o pricewatch.Offer) BillingRule {
+	r := BillingRuleFor(o.Provider, o.Mode, o.OfferID)
+	if o.MonthlyCapHours > 0 {
+		r.MonthlyCapHours = o.MonthlyCapHours
+		r.Terms["monthly_cap_hours"] = BasisStated + ": the offer's own monthly price ÷ its hourly price"
+	}
+	return r
+}
+
 // billingMatch scores how specifically a row applies: provider counts
 // most, then mode, then the prefix's length.
 func billingMatch(row billingRow, provider string, mode pricewatch.Mode, offerID string) (int, bool) {
@@ -162,14 +175,26 @@ func (r BillingRule) MonthHours(h float64) float64 {
 	return h
 }
 
+// RunHours is the hours billed for one run of h hours billed hours from
+// the start of a month: each whole 730-hour month up to the cap, then the
+// rest up to it.
+func (r BillingRule) RunHours(h float64) float64 {
+	if !(r.MonthlyCapHours > 0) || h <= r.MonthlyCapHours {
+		return h
+	}
+	months := math.Floor(h / pricewatch.HoursPerMonth)
+	return months*r.MonthHours(pricewatch.HoursPerMonth) + r.MonthHours(h-months*pricewatch.HoursPerMonth)
+}
+
 // bill applies the offer's billing rule to an hourly option: the job's
 // one run (start-up, work, and for spot the checkpoint writes and work
 // lost) billed at least the minimum, in whole increments, and each
-// reclaimed run's expected part increment (SegmentWaste); the difference
-// from the time run is the hidden cost "billing_increments". A serving
-// month bills each instance its hours up to the monthly cap.
+// reclaimed run's expected part increment (SegmentWaste), each month of
+// it up to the monthly cap; the difference from the time run is the
+// hidden cost "billing_increments". A serving month bills each instance
+// its hours up to the monthly cap.
 func bill(opt *Option, job Job, o pricewatch.Offer) {
-	rule := BillingRuleFor(o.Provider, o.Mode, o.OfferID)
+	rule := OfferBillingRule(o)
 	opt.Billing = &rule
 	unit := opt.UnitPricePerHour
 	if sv := opt.Serving; sv != nil {
@@ -185,7 +210,7 @@ func bill(opt *Option, job Job, o pricewatch.Offer) {
 		run += sp.CheckpointHours + sp.ExpectedLostHours
 		restarts = sp.ExpectedRestarts
 	}
-	billed := rule.Bill(run) + restarts*rule.SegmentWaste()
+	billed := rule.RunHours(rule.Bill(run) + restarts*rule.SegmentWaste())
 	opt.BilledHours = billed
 	if extra := billed - run; math.Abs(extra) > 1e-12 {
 		opt.HiddenCosts["billing_increments"] = extra * unit

@@ -39,9 +39,11 @@ func bare() *rank.HiddenSpec {
 
 // vultrH100 is fixtures/vultr/plans-metal-1.json's vbm-112c-2048gb-8-h100-gpu:
 // hourly_cost 23.92 for the 8 GPUs (2.99 each), monthly_cost 16074.24
-// (= 672 × 23.92).
+// (= 672 × 23.92: the plan's cap, 672 h), bandwidth 15360 GB a month.
 func vultrH100() pricewatch.Offer {
-	return fixed(off("vultr", "vultr", "vbm-112c-2048gb-8-h100-gpu", "H100-80GB-SXM", pricewatch.ModeOnDemand, 2.99, "USD"), 8)
+	o := fixed(off("vultr", "vultr", "vbm-112c-2048gb-8-h100-gpu", "H100-80GB-SXM", pricewatch.ModeOnDemand, 2.99, "USD"), 8)
+	o.MonthlyCapHours, o.FreeEgressGBMonth = 16074.24/23.92, 15360
+	return o
 }
 
 func TestInvoice_VultrWholeHourMinimum(t *testing.T) {
@@ -89,6 +91,65 @@ func TestInvoice_VultrMonthlyCap(t *testing.T) {
 	}
 }
 
+func TestInvoice_VultrLongRunCapped(t *testing.T) {
+	// A run of 1089 h bills its first 730-hour month up to the cap, 672
+	// h, then the 359 h left: 1031 h × 23.92 = 24,661.52 (1089 h would be
+	// 26,048.88, 5.6% high). The tokens are chosen so the run is 1089 h
+	// at the option's own rate.
+	probe := invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e6, Modes: []string{"ondemand"}, Hidden: bare()},
+		"vbm-112c-2048gb-8-h100-gpu", vultrH100())
+	o := invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1089 * 3600 * probe.TokensPerSecond, Modes: []string{"ondemand"}, Hidden: bare()},
+		"vbm-112c-2048gb-8-h100-gpu", vultrH100())
+	if !near(o.BilledHours, 1031, 1e-6) || !near(o.TotalCost, 24661.52, 1e-4) {
+		t.Errorf("1089 h on Vultr: %.4f h billed, total %.4f, want 1031 h, 24661.52", o.BilledHours, o.TotalCost)
+	}
+}
+
+func TestInvoice_VultrPlanOwnMonthlyPrice(t *testing.T) {
+	// fixtures/vultr/plans-metal-1.json vbm-48c-1024gb-4-a100-gpu: hourly
+	// 9.59, monthly_cost 7000 = 729.93 h. Vultr bills hourly up to the
+	// plan's monthly price, so a serving month costs 7000 an instance, not
+	// the bare-metal row's 672 × 9.59 = 6444.48.
+	a100 := fixed(off("vultr", "vultr", "vbm-48c-1024gb-4-a100-gpu", "A100-80GB-SXM", pricewatch.ModeOnDemand, 9.59/4, "USD"), 4)
+	a100.MonthlyCapHours = 7000 / 9.59
+	o := invoice(t, rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 2000, Modes: []string{"ondemand"}, Hidden: bare()},
+		"vbm-48c-1024gb-4-a100-gpu", a100)
+	if o.Serving == nil || !near(o.Serving.MonthlyCost, float64(o.Serving.Instances)*7000, 1e-3) {
+		t.Errorf("Vultr 4 × A100 month: %+v", o.Serving)
+	}
+}
+
+func TestInvoice_VultrPlanBandwidth(t *testing.T) {
+	// The bandwidth page: 2 TB (read 2000 GB) an account a month, and each
+	// server accrues its plan's bandwidth by the hour over a 672-hour
+	// month; beyond, 0.01 $/GB. A 100 h run on the H100 plan (15360 GB):
+	// free 2000 + 15360 × 100 / 672 = 4285.71 GB; 6000 GB egress bills
+	// 1714.29 × 0.01 = 17.1429.
+	probe := invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: 1e6, Modes: []string{"ondemand"}, Hidden: bare()},
+		"vbm-112c-2048gb-8-h100-gpu", vultrH100())
+	eg := 6000.0
+	h := &rank.HiddenSpec{StartupMinutes: zero(), StorageGB: zero(), EgressGB: &eg}
+	o := invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: 100 * 3600 * probe.TokensPerSecond, Modes: []string{"ondemand"}, Hidden: h},
+		"vbm-112c-2048gb-8-h100-gpu", vultrH100())
+	if !near(o.HiddenCosts["egress"], (6000-2000-15360*100.0/672)*0.01, 1e-9) || !near(o.HiddenCosts["egress"], 17.1429, 1e-4) {
+		t.Errorf("Vultr egress %v, want 17.1429", o.HiddenCosts["egress"])
+	}
+}
+
+func TestInvoice_ServingMonthHasStorageAndEgress(t *testing.T) {
+	// A serving month ranks by its monthly cost, so the month's storage
+	// and egress are in it: 500 GB egress on Azure, 100 free, 400 ×
+	// 0.087 = 34.80; 100 GB kept 30 days at Azure's 0.08 = 8.00.
+	st, sd, eg := 100.0, 30.0, 500.0
+	h := &rank.HiddenSpec{StorageGB: &st, StorageDays: &sd, EgressGB: &eg}
+	nd := fixed(off("azure", "azure", "Standard_ND96isr_H100_v5", "H100-80GB-SXM", pricewatch.ModeOnDemand, 12.29, "USD"), 8)
+	o := invoice(t, rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 2000, Modes: []string{"ondemand"}, Hidden: h}, "Standard_ND96isr_H100_v5", nd)
+	if o.Serving == nil || !near(o.HiddenCosts["egress"], 34.8, 1e-9) || !near(o.HiddenCosts["storage"], 8, 1e-9) ||
+		!near(o.Serving.MonthlyCost, float64(o.Serving.Instances)*98.32*730+34.8+8, 1e-6) {
+		t.Errorf("Azure serving month: hidden %v serving %+v", o.HiddenCosts, o.Serving)
+	}
+}
+
 func TestInvoice_AWSMinuteMinimum(t *testing.T) {
 	// fixtures/aws/us-east-1.csv: p5.48xlarge on-demand 55.0400000000 USD
 	// an hour (6.88 a GPU). The AWS per-second billing announcement: "one
@@ -121,6 +182,12 @@ func TestInvoice_AzurePartMinuteFree(t *testing.T) {
 	o = invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: tokens, Modes: []string{"ondemand"}, Hidden: bare()}, "Standard_ND96isr_H100_v5", nd)
 	if !near(o.BilledHours, 0.1, 1e-12) || !near(o.TotalCost, 9.832, 1e-9) {
 		t.Errorf("Azure 6 min 45 s: %.4f h billed, total %.4f, want 0.1 h, 9.832", o.BilledHours, o.TotalCost)
+	}
+	// No page says a run under a minute is free: one minute is billed at
+	// least (a default), 98.32 / 60 = 1.63867 for a 30-second run.
+	o = invoice(t, rank.JobSpec{Workload: "lora-7b", Tokens: 30 * o.TokensPerSecond, Modes: []string{"ondemand"}, Hidden: bare()}, "Standard_ND96isr_H100_v5", nd)
+	if !near(o.BilledHours, 1.0/60, 1e-12) || !near(o.TotalCost, 98.32/60, 1e-9) {
+		t.Errorf("Azure 30 s: %.4f h billed, total %.5f, want 1 min, 1.63867", o.BilledHours, o.TotalCost)
 	}
 }
 
@@ -208,6 +275,20 @@ func TestInvoice_SpotBidServingReclaims(t *testing.T) {
 		IncludeUnfit: true, Hidden: &rank.HiddenSpec{ReclaimsPerHour: &fast}}), nil, normalize.DefaultCatalog())
 	if err != nil || len(res.Options) != 1 || res.Options[0].Fits || res.Options[0].Reason == "" {
 		t.Errorf("12 reclaims an hour: %v %+v", err, res.Options)
+	}
+}
+
+func TestOwned_BoundsKeepPlansFinite(t *testing.T) {
+	// The audit's probe: a purchase written off over 1e-200 months at
+	// 1e-200 utilization is +Inf per used hour; the spec is refused.
+	known := func(string) bool { return true }
+	tiny := rank.Owned{Card: "RTX-4090", Count: 1, PurchasePrice: 15000, Currency: "CNY", Months: 1e-200, Utilization: 1e-200}
+	if err := tiny.Validate("owned[0]", known, known); err == nil || !strings.Contains(err.Error(), "owned[0].months") {
+		t.Errorf("1e-200 months: %v", err)
+	}
+	tiny.Months = 24
+	if err := tiny.Validate("owned[0]", known, known); err == nil || !strings.Contains(err.Error(), "owned[0].utilization") {
+		t.Errorf("1e-200 utilization: %v", err)
 	}
 }
 

@@ -113,13 +113,17 @@ func (s *Snapshot) addHidden(opt *Option, job Job, o pricewatch.Offer, conv func
 	egressGB := job.Hidden.EgressGB
 	if o.Provider == ownedSource {
 		storage, egress = 0, 0
-	} else if free := BillingRuleFor(o.Provider, o.Mode, o.OfferID).FreeEgressGB; free > 0 {
-		months := max(1, math.Ceil(opt.wallClock(job)/pricewatch.HoursPerMonth-1e-9))
-		egressGB = max(0, egressGB-free*months)
+	} else {
+		egressGB = max(0, egressGB-freeEgress(*opt, job, o))
 	}
 	opt.HiddenCosts["storage"] = job.Hidden.StorageGB * job.Hidden.StorageDays / 30 * storage
 	opt.HiddenCosts["egress"] = egressGB * egress
 	if job.Tokens <= 0 {
+		// A serving month: the spec's storage and egress are the month's,
+		// and the month's cost is what the plan ranks by.
+		if sv := opt.Serving; sv != nil {
+			sv.MonthlyCost += opt.HiddenCosts["storage"] + opt.HiddenCosts["egress"]
+		}
 		return
 	}
 	hidden := 0.0
@@ -131,4 +135,28 @@ func (s *Snapshot) addHidden(opt *Option, job Job, o pricewatch.Offer, conv func
 	// The pessimistic total already has start-up and reclaims (or, for a
 	// commitment, its periods); storage and egress do not change.
 	opt.PessimisticTotalCost += opt.HiddenCosts["storage"] + opt.HiddenCosts["egress"]
+}
+
+// vultrBandwidthMonthHours is the month over which a Vultr server accrues
+// its plan's bandwidth, by the hour (docs.vultr.com/support/platform/
+// billing/how-are-bandwidth-caps-calculated).
+const vultrBandwidthMonthHours = 672
+
+// freeEgress is the egress a job gets free: the provider's allowance per
+// account (data/billing.csv) for each month the job runs, plus what the
+// plan includes (Vultr: its bandwidth, accrued by the hour each instance
+// runs, at most a month's a month).
+func freeEgress(opt Option, job Job, o pricewatch.Offer) float64 {
+	hours := opt.wallClock(job)
+	instances := 1.0
+	if sv := opt.Serving; sv != nil && job.Tokens <= 0 {
+		hours, instances = sv.BilledHoursPerMonth, float64(sv.Instances)
+	}
+	months := max(1, math.Ceil(hours/pricewatch.HoursPerMonth-1e-9))
+	free := OfferBillingRule(o).FreeEgressGB * months
+	if o.FreeEgressGBMonth > 0 {
+		perMonth := min(hours/months, vultrBandwidthMonthHours) / vultrBandwidthMonthHours
+		free += o.FreeEgressGBMonth * perMonth * months * instances
+	}
+	return free
 }

@@ -44,6 +44,7 @@ type packRow struct {
 	flags                                           uint32
 	unitPrice, fraction, commitment, price, rel     float64
 	storage, egress                                 float64
+	capHours, freeEgress                            float64
 	firstSeen, observedAt                           int64
 }
 
@@ -130,6 +131,7 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 		counts: b.countsOf(o.GPUCounts), gpus: int32(o.GPUs), rentUnitGPUs: int32(o.RentUnitGPUs),
 		unitPrice: o.UnitPricePerHour, fraction: o.GPUFraction, commitment: o.CommitmentHours, price: o.PricePerGPUHour,
 		storage: o.StoragePerGBMonth, egress: o.EgressPerGB,
+		capHours: o.MonthlyCapHours, freeEgress: o.FreeEgressGBMonth,
 		firstSeen: unixNanos(o.FirstSeen), observedAt: unixNanos(o.ObservedAt),
 	}
 	if o.Bid {
@@ -247,6 +249,7 @@ func (p *Pack) Offer(i int) pricewatch.Offer {
 		CommitmentHours: r.commitment, PricePerGPUHour: r.price, Currency: p.dict[r.currency],
 		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url], Bid: r.flags&rowBid != 0,
 		StoragePerGBMonth: r.storage, EgressPerGB: r.egress,
+		MonthlyCapHours: r.capHours, FreeEgressGBMonth: r.freeEgress,
 		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
 	}
 	if r.flags&rowHasRel != 0 {

@@ -89,21 +89,34 @@ func (o Owned) Validate(field string, cardKnown func(string) bool, currencyKnown
 	switch {
 	case !cardKnown(o.Card):
 		return fmt.Errorf("%s.card: unknown card %q", field, o.Card)
-	case o.Count < 1:
-		return fmt.Errorf("%s.count: must be at least 1", field)
-	case o.PurchasePrice <= 0:
-		return fmt.Errorf("%s.purchase_price: must be positive", field)
+	case o.Count < 1 || o.Count > MaxOwnedCount:
+		return fmt.Errorf("%s.count: must be within 1..%d", field, MaxOwnedCount)
+	case !(o.PurchasePrice > 0 && o.PurchasePrice <= MaxOwnedPrice):
+		return fmt.Errorf("%s.purchase_price: must be within (0, %g]", field, float64(MaxOwnedPrice))
 	case !currencyKnown(o.Currency):
 		return fmt.Errorf("%s.currency: unknown %q", field, o.Currency)
-	case o.Months <= 0:
-		return fmt.Errorf("%s.months: must be positive", field)
-	case o.Watts < 0 || o.KWhPrice < 0:
-		return fmt.Errorf("%s: watts and kwh_price must not be negative", field)
-	case o.Utilization <= 0 || o.Utilization > 1:
-		return fmt.Errorf("%s.utilization: must be within (0, 1]", field)
+	case !(o.Months >= MinOwnedMonths && o.Months <= MaxOwnedMonths):
+		return fmt.Errorf("%s.months: must be within %g..%g", field, MinOwnedMonths, float64(MaxOwnedMonths))
+	case !(o.Watts >= 0 && o.Watts <= MaxOwnedWatts) || !(o.KWhPrice >= 0 && o.KWhPrice <= MaxOwnedKWhPrice):
+		return fmt.Errorf("%s: watts must be within 0..%g and kwh_price within 0..%g", field, float64(MaxOwnedWatts), float64(MaxOwnedKWhPrice))
+	case !(o.Utilization >= MinOwnedUtilization && o.Utilization <= 1):
+		return fmt.Errorf("%s.utilization: must be within %g..1", field, MinOwnedUtilization)
 	}
 	return nil
 }
+
+// Bounds of owned hardware: beyond them a figure is a typo, and the
+// write-off per used hour would leave the range of a float64 (a purchase
+// written off over 1e-200 months).
+const (
+	MaxOwnedCount       = 100000
+	MaxOwnedPrice       = 1e9
+	MinOwnedMonths      = 0.1 // about three days
+	MaxOwnedMonths      = 1200
+	MaxOwnedWatts       = 1e5
+	MaxOwnedKWhPrice    = 1e4
+	MinOwnedUtilization = 0.001
+)
 
 // ModeOwned labels owned hardware among the options.
 const ModeOwned pricewatch.Mode = "owned"

@@ -54,6 +54,9 @@ const (
 	// reliability (two floats); records written before lack both.
 	offerHasCosts
 	offerBid
+	// offerHasPlanTerms: the plan's monthly cap hours and included egress
+	// follow (two floats).
+	offerHasPlanTerms
 )
 
 // encodeOffer appends the schema-2 encoding of o (its key and source are the
@@ -74,6 +77,9 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	}
 	if o.Bid {
 		flags |= offerBid
+	}
+	if o.MonthlyCapHours != 0 || o.FreeEgressGBMonth != 0 {
+		flags |= offerHasPlanTerms
 	}
 	b = binary.AppendUvarint(b, flags)
 	for _, s := range [...]string{o.Provider, o.OfferID, o.Region, string(o.Kind), o.Card, o.GPUName,
@@ -96,6 +102,10 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	if flags&offerHasCosts != 0 {
 		b = appendFloat(b, o.StoragePerGBMonth)
 		b = appendFloat(b, o.EgressPerGB)
+	}
+	if flags&offerHasPlanTerms != 0 {
+		b = appendFloat(b, o.MonthlyCapHours)
+		b = appendFloat(b, o.FreeEgressGBMonth)
 	}
 	return b
 }
@@ -243,6 +253,11 @@ func decodeOffer(v []byte, o *pricewatch.Offer, seen time.Time, buf *offerBuf, a
 	if flags&offerHasCosts != 0 {
 		o.StoragePerGBMonth = r.float()
 		o.EgressPerGB = r.float()
+	}
+	o.MonthlyCapHours, o.FreeEgressGBMonth = 0, 0
+	if flags&offerHasPlanTerms != 0 {
+		o.MonthlyCapHours = r.float()
+		o.FreeEgressGBMonth = r.float()
 	}
 	return r.err
 }

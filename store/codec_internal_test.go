@@ -16,7 +16,7 @@ func TestOfferCodec_RoundTrip(t *testing.T) {
 	rel := 0.97
 	bid := pricewatch.Offer{Source: "vast", Provider: "vast", OfferID: "1", Region: "US", Card: "RTX-4090", GPUName: "RTX 4090",
 		GPUs: 2, RentUnit: pricewatch.RentFixed, GPUCounts: []int{2}, RentUnitGPUs: 2, UnitPricePerHour: 0.33, Mode: pricewatch.ModeSpot,
-		PricePerGPUHour: 0.165, Currency: "USD", Reliability: &rel, Bid: true, StoragePerGBMonth: 0.2, EgressPerGB: 0.0039,
+		PricePerGPUHour: 0.165, Currency: "USD", Reliability: &rel, Bid: true, StoragePerGBMonth: 0.2, EgressPerGB: 0.0039, MonthlyCapHours: 672, FreeEgressGBMonth: 10240,
 		Available: pricewatch.AvailableYes, FirstSeen: at, ObservedAt: at}
 	plain := pricewatch.Offer{Source: "aws", Provider: "aws", OfferID: "p5", Card: "H100-80GB-SXM", GPUs: 8, RentUnit: pricewatch.RentFixed,
 		GPUCounts: []int{8}, RentUnitGPUs: 8, Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 6.88, Currency: "USD",

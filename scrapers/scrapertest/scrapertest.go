@@ -187,6 +187,10 @@ type GoldenOffer struct {
 	Bid               bool    `json:"bid,omitempty"`
 	StoragePerGBMonth float64 `json:"storage_price_gb_month,omitempty"`
 	EgressPerGB       float64 `json:"egress_price_gb,omitempty"`
+	// MonthlyCapHours and FreeEgressGBMonth are a plan's own monthly cap
+	// and included egress (Vultr).
+	MonthlyCapHours   float64 `json:"monthly_cap_hours,omitempty"`
+	FreeEgressGBMonth float64 `json:"free_egress_gb_month,omitempty"`
 }
 
 // Normalize runs the default catalog over a result.
@@ -204,6 +208,7 @@ func Normalize(name string, res scrapers.Result) (normalize.Result, Golden) {
 			Mode: string(o.Mode), PricePerGPUHour: round6(o.PricePerGPUHour), Currency: o.Currency,
 			Reliability: o.Reliability, RentUnit: string(o.RentUnit), GPUCounts: CountsText(o.GPUCounts),
 			Stock: o.Stock, Bid: o.Bid, StoragePerGBMonth: round6(o.StoragePerGBMonth), EgressPerGB: round6(o.EgressPerGB),
+			MonthlyCapHours: round6(o.MonthlyCapHours), FreeEgressGBMonth: round6(o.FreeEgressGBMonth),
 		})
 		if o.Reference() {
 			g.List[len(g.List)-1].Kind = string(o.Kind)

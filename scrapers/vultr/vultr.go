@@ -243,6 +243,7 @@ type plan struct {
 	GPUVRAM            flexFloat `json:"gpu_vram_gb"`
 	GPUCount           flexCount `json:"gpu_count"`
 	GPUBrand           string    `json:"gpu_brand"`
+	Bandwidth          flexFloat `json:"bandwidth"` // GB a month included
 	DeployOnDemand     *bool     `json:"deploy_ondemand"`
 	DeployPreemptible  *bool     `json:"deploy_preemptible"`
 }
@@ -415,6 +416,14 @@ func observations(p plan, url string, metal bool) []pricewatch.Observation {
 			return
 		}
 		o.Mode = mode
+		// Vultr bills hourly up to the plan's monthly price: that price ÷
+		// the hourly one is the plan's monthly cap in hours (672 on most
+		// bare-metal plans, 730 on Cloud GPU and some bare metal). A plan
+		// also includes its bandwidth (GB a month) beside the account's.
+		o.MonthlyCapHours, o.FreeEgressGBMonth = 0, max(float64(p.Bandwidth), 0)
+		if valid(hourly) && valid(monthly) {
+			o.MonthlyCapHours = float64(monthly) / float64(hourly)
+		}
 		out = append(out, o)
 	}
 	add(pricewatch.ModeOnDemand, p.HourlyCost, p.MonthlyCost, p.DeployOnDemand)
