@@ -153,7 +153,12 @@ func freeEgress(opt Option, job Job, o pricewatch.Offer) float64 {
 		hours, instances = sv.BilledHoursPerMonth, float64(sv.Instances)
 	}
 	months := max(1, math.Ceil(hours/pricewatch.HoursPerMonth-1e-9))
-	free := OfferBillingRule(o).FreeEgressGB * months
+	rule := opt.Billing // set for hourly modes; a commitment's provider has the same allowance
+	if rule == nil {
+		r := OfferBillingRule(o)
+		rule = &r
+	}
+	free := rule.FreeEgressGB * months
 	if o.FreeEgressGBMonth > 0 {
 		perMonth := min(hours/months, vultrBandwidthMonthHours) / vultrBandwidthMonthHours
 		free += o.FreeEgressGBMonth * perMonth * months * instances
