@@ -45,16 +45,23 @@ type billingRow struct {
 	provider, mode, prefix, rule, value, basis, source string
 }
 
-var billingRows = sync.OnceValue(func() []billingRow {
-	var out []billingRow
+// billingRows are data/billing.csv's rules by provider ("*" included),
+// read once: a plan looks up the rule of every offer it prices.
+var billingRows = sync.OnceValue(func() map[string][]billingRow {
+	out := map[string][]billingRow{}
 	for _, r := range readTable(billingCSV) {
-		if len(r) < 7 {
+		if len(r) < 7 || !validBasis(r[5]) {
 			panic(fmt.Sprintf("rank: data/billing.csv: row %v", r))
 		}
-		out = append(out, billingRow{r[0], r[1], r[2], r[3], r[4], r[5], r[6]})
+		out[r[0]] = append(out[r[0]], billingRow{r[0], r[1], r[2], r[3], r[4], r[5], r[6]})
 	}
 	return out
 })
+
+// validBasis reports whether s is one of the bases a rule may have.
+func validBasis(s string) bool {
+	return s == BasisStated || s == BasisSecondary || s == BasisDefault
+}
 
 // billingRuleNames are the rules every provider has (the "*" rows).
 var billingRuleNames = []string{"increment_seconds", "rounding", "minimum_seconds", "monthly_cap_hours", "free_egress_gb"}
@@ -66,13 +73,15 @@ func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) Billi
 	r := BillingRule{Terms: map[string]string{}}
 	for _, name := range billingRuleNames {
 		best, score := billingRow{}, -1
-		for _, row := range billingRows() {
-			if row.rule != name {
-				continue
-			}
-			s, ok := billingMatch(row, provider, mode, offerID)
-			if ok && s > score {
-				best, score = row, s
+		for _, rows := range [2][]billingRow{billingRows()[provider], billingRows()["*"]} {
+			for _, row := range rows {
+				if row.rule != name {
+					continue
+				}
+				s, ok := billingMatch(row, provider, mode, offerID)
+				if ok && s > score {
+					best, score = row, s
+				}
 			}
 		}
 		if score < 0 {

@@ -107,9 +107,11 @@ func TestInvoice_VultrLongRunCapped(t *testing.T) {
 
 func TestInvoice_VultrPlanOwnMonthlyPrice(t *testing.T) {
 	// fixtures/vultr/plans-metal-1.json vbm-48c-1024gb-4-a100-gpu: hourly
-	// 9.59, monthly_cost 7000 = 729.93 h. Vultr bills hourly up to the
-	// plan's monthly price, so a serving month costs 7000 an instance, not
-	// the bare-metal row's 672 × 9.59 = 6444.48.
+	// 9.59, monthly_cost 7000 = 729.93 h (the two prices from different
+	// public sources, PROVENANCE.md: a built pair). Vultr bills hourly up
+	// to the plan's monthly price, so when a plan states one, a serving
+	// month costs it, 7000 an instance, not the bare-metal row's 672 × 9.59
+	// = 6444.48.
 	a100 := fixed(off("vultr", "vultr", "vbm-48c-1024gb-4-a100-gpu", "A100-80GB-SXM", pricewatch.ModeOnDemand, 9.59/4, "USD"), 4)
 	a100.MonthlyCapHours = 7000 / 9.59
 	o := invoice(t, rank.JobSpec{Workload: "serve-7b", PeakTokensPerSecond: 2000, Modes: []string{"ondemand"}, Hidden: bare()},

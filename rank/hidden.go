@@ -2,6 +2,7 @@ package rank
 
 import (
 	_ "embed"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -15,22 +16,23 @@ var providersCSV []byte
 
 // ProviderDefaults are a provider's hidden-cost prices in USD where
 // neither the spec nor the offer gives one, and its spot reclaim rate where
-// the source states no band, each with its basis (BasisStated, …).
+// the source states no band, with that rate's basis (BasisStated, …; the
+// table gives each price's basis and the page too).
 type ProviderDefaults struct {
 	StorageUSDPerGBMonth float64
-	StorageBasis         string
 	EgressUSDPerGB       float64
-	EgressBasis          string
 	SpotReclaimsPerHour  float64
 	ReclaimBasis         string
-	Source               string
 }
 
 var providerDefaults = sync.OnceValue(func() map[string]ProviderDefaults {
 	m := map[string]ProviderDefaults{}
 	for _, r := range readTable(providersCSV) {
-		m[r[0]] = ProviderDefaults{StorageUSDPerGBMonth: tableNum(r[1]), StorageBasis: r[2], EgressUSDPerGB: tableNum(r[3]),
-			EgressBasis: r[4], SpotReclaimsPerHour: tableNum(r[5]), ReclaimBasis: r[6], Source: r[7]}
+		if len(r) < 8 || !validBasis(r[2]) || !validBasis(r[4]) || !validBasis(r[6]) {
+			panic(fmt.Sprintf("rank: data/providers.csv: row %v", r))
+		}
+		m[r[0]] = ProviderDefaults{StorageUSDPerGBMonth: tableNum(r[1]), EgressUSDPerGB: tableNum(r[3]),
+			SpotReclaimsPerHour: tableNum(r[5]), ReclaimBasis: r[6]}
 	}
 	return m
 })

@@ -5,11 +5,14 @@
 // 8× L40S, GH200, 8× MI300X, …), in USD per instance.
 //
 // Billing: Vultr bills plans by the hour, capped at the monthly price
-// (730 hours). hourly_cost is therefore the on-demand price and
-// monthly_cost/730 the same price in monthly units: there is no commitment
-// behind the monthly figure, so the source yields ondemand only (from
-// hourly_cost, or from monthly_cost with Unit PerMonth when a plan has no
-// hourly_cost). A plan with a preemptible price (hourly_cost_preemptible or
+// (docs.vultr.com …/how-am-i-billed-for-my-servers: GPU instances up to
+// 730 hours a month, bare metal up to 672). hourly_cost is therefore the
+// on-demand price, and monthly_cost ÷ hourly_cost the plan's cap in hours
+// (672 on the bare-metal plans captured whole, 730 on Cloud GPU), carried as
+// MonthlyCapHours; bandwidth (GB a month) as FreeEgressGBMonth. There is
+// no commitment behind the monthly figure, so the source yields ondemand
+// only (from hourly_cost, or from monthly_cost with Unit PerMonth when a
+// plan has no hourly_cost). A plan with a preemptible price (hourly_cost_preemptible or
 // monthly_cost_preemptible, seen on bare-metal plans) also yields spot.
 //
 // GPU model and count of a Cloud GPU plan: gpu_type ("NVIDIA_A100") names

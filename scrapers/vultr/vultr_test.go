@@ -91,6 +91,24 @@ func TestScraper_Fixture(t *testing.T) {
 		}
 	}
 	scrapertest.Price(t, nr, "vultr/vbm-112c-2048gb-8-h100-gpu/-/spot", "H100-80GB-SXM", pricewatch.ModeSpot, 18.4/8)
+	// Vultr bills hourly up to a plan's monthly price: the plan's cap is
+	// monthly_cost ÷ hourly_cost, from the fixture: 16074.24 / 23.92 =
+	// 672 h (8× H100), 7000 / 9.59 = 729.93 h (4× A100, a pair built from
+	// two sources: PROVENANCE.md); the preemptible
+	// prices of the H100 give their own. bandwidth is GB a month included.
+	for _, c := range []struct {
+		key          string
+		capH, freeGB float64
+	}{
+		{"vultr/vbm-112c-2048gb-8-h100-gpu/-/ondemand", 672, 15360},
+		{"vultr/vbm-48c-1024gb-4-a100-gpu/-/ondemand", 7000 / 9.59, 0},
+		{"vultr/vcg-a40-6c-30g-12vram/-/ondemand", 315 / 0.432, 6144},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if math.Abs(o.MonthlyCapHours-c.capH) > 1e-9 || o.FreeEgressGBMonth != c.freeGB {
+			t.Errorf("%s: cap %v h, %v GB included; want %v, %v", c.key, o.MonthlyCapHours, o.FreeEgressGBMonth, c.capH, c.freeGB)
+		}
+	}
 	if len(nr.Unknown) != 2 || nr.Unknown["vcg-mi325x-252c-2872g-1536vram"] != 1 || nr.Unknown["vbm-256c-3072gb-8-mi325x-gpu"] != 1 {
 		t.Errorf("unknown = %v, want the two MI325X plan ids (the MI355X maps to MI355X-288GB)", nr.Unknown)
 	}
