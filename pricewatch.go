@@ -439,6 +439,9 @@ type RunHold string
 const (
 	RunQuarantined RunHold = "quarantined"
 	RunSuspect     RunHold = "suspect"
+	// RunSuperseded: the run's answer is older than one already applied
+	// (two runs of the source overlapped); it is recorded, not applied.
+	RunSuperseded RunHold = "superseded"
 )
 
 // HeldOffer is an outlier offer held back from an applied run.

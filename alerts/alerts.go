@@ -103,10 +103,15 @@ type State struct {
 	// than Notified, beyond the margin) has qualified Wins evaluations in a
 	// row; a change must keep qualifying to be confirmed, so neither a
 	// flapping best nor a one-scrape glitch of the incumbent ever posts.
-	Candidate    *Choice   `json:"candidate,omitempty"`
-	CandidateDir string    `json:"candidate_dir,omitempty"`
-	Wins         int       `json:"wins"`
-	LastPosted   time.Time `json:"last_posted,omitzero"`
+	Candidate    *Choice `json:"candidate,omitempty"`
+	CandidateDir string  `json:"candidate_dir,omitempty"`
+	Wins         int     `json:"wins"`
+	// WonAt is the latest run, of the candidate's source or the
+	// reference's, that the last win counted: a win counts only when one of
+	// those sources ran again, so other sources' runs (which re-evaluate
+	// every watch) never confirm a one-scrape glitch.
+	WonAt      time.Time `json:"won_at,omitzero"`
+	LastPosted time.Time `json:"last_posted,omitzero"`
 }
 
 // Input is what one evaluation knows besides the state.
@@ -120,6 +125,26 @@ type Input struct {
 	// Silenced: a silence covers the watch. Inhibited: the notified best's
 	// source has failed 3 runs in a row. Paused: data quality is degraded.
 	Silenced, Inhibited, Paused bool
+	// LastRun is when a source's last run started (nil: every evaluation
+	// counts as a run).
+	LastRun func(source string) time.Time
+}
+
+// runMark is the latest run of the sources that produced a change: the
+// current best's and the reference's.
+func (in Input) runMark(ref, cur *Choice) time.Time {
+	if in.LastRun == nil {
+		return in.Now
+	}
+	var t time.Time
+	for _, c := range []*Choice{ref, cur} {
+		if c != nil {
+			if r := in.LastRun(c.Source); r.After(t) {
+				t = r
+			}
+		}
+	}
+	return t
 }
 
 // Kind is the outcome of a decision.
@@ -229,15 +254,18 @@ func Decide(st State, in Input, r Rules) Outcome {
 	if cur != nil {
 		key = cur.Key
 	}
-	wins := 1
+	wins, mark := 1, in.runMark(last, cur)
 	if st.Candidate != nil && st.Candidate.Key == key && st.CandidateDir == dir {
-		wins = st.Wins + 1
+		wins = st.Wins
+		if mark.After(st.WonAt) {
+			wins++ // a new run of the sources behind the change
+		}
 	}
 	cand := cur
 	if cand == nil {
 		cand = &Choice{}
 	}
-	out.State.Candidate, out.State.CandidateDir, out.State.Wins = cand, dir, wins
+	out.State.Candidate, out.State.CandidateDir, out.State.Wins, out.State.WonAt = cand, dir, wins, mark
 	need := max(r.ConfirmRuns, 1)
 	if better {
 		out.Unusual = in.Median7d > 0 && cur.CostPerMillionTokens < in.Median7d*(1-r.UnusualDropPct/100) ||

@@ -129,7 +129,8 @@ func (e *Engine) evaluate(snap *rank.Snapshot, w Watch, health map[string]store.
 			}
 		}
 		in := Input{Now: now, Current: cur, Present: present, Median7d: median,
-			Silenced: IsSilenced(silences, w.Name, now), Paused: paused}
+			Silenced: IsSilenced(silences, w.Name, now), Paused: paused,
+			LastRun: func(source string) time.Time { return health[source].LastRun }}
 		if st.Notified != nil {
 			in.Inhibited = health[st.Notified.Source].ConsecutiveFailures >= FailingRuns
 		}
@@ -287,6 +288,27 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 			case st.Alerted && h.LastOK:
 				m, err := encode("health", "", HealthMessage(name, h, true), now)
 				return sourceState{Alerted: false}, []store.Message{m}, err
+			}
+			return nil, nil, nil
+		})
+		queued += len(ids)
+		if err != nil {
+			return false, queued, err
+		}
+		// A level held for an operator is said once; its end silently
+		// rearms the post.
+		waits := h.Hold != "" && h.Pending != nil && h.Pending.NeedsAccept
+		ids, err = e.Store.Decide("hold:"+name, func(raw []byte) (any, []store.Message, error) {
+			var st sourceState
+			if raw != nil {
+				_ = json.Unmarshal(raw, &st)
+			}
+			switch {
+			case waits && !st.Alerted:
+				m, err := encode("health", "", HoldMessage(name, h), now)
+				return sourceState{Alerted: true}, []store.Message{m}, err
+			case !waits && st.Alerted:
+				return sourceState{Alerted: false}, nil, nil
 			}
 			return nil, nil, nil
 		})

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,8 @@ type engineEnv struct {
 	clock  *clock
 	engine *alerts.Engine
 	wakes  int
+	// lastRun is each source's last run, as evaluate advances it.
+	lastRun map[string]time.Time
 }
 
 func newEngine(t *testing.T) *engineEnv {
@@ -71,15 +74,51 @@ func priceFor(t *testing.T, cost float64) float64 {
 var allOK = map[string]store.Health{"runpod": {Source: "runpod", LastOK: true}, "lambda": {Source: "lambda", LastOK: true}}
 
 // evaluate runs n evaluations 10 minutes apart at the clock's time,
-// advancing it.
+// advancing it; each follows a run of every source in health.
 func (e *engineEnv) evaluate(t *testing.T, n int, price float64, health map[string]store.Health) {
 	t.Helper()
+	e.evaluateAfter(t, n, price, health, nil)
+}
+
+// evaluateAfter is evaluate with only the sources in ran (nil: all) run
+// before each evaluation; the others' last runs stay where they were.
+func (e *engineEnv) evaluateAfter(t *testing.T, n int, price float64, health map[string]store.Health, ran []string) {
+	t.Helper()
+	if e.lastRun == nil {
+		e.lastRun = map[string]time.Time{}
+	}
 	for range n {
+		hs := map[string]store.Health{}
+		for name, h := range health {
+			if ran == nil || slices.Contains(ran, name) {
+				e.lastRun[name] = e.clock.Now()
+			}
+			h.LastRun = e.lastRun[name]
+			hs[name] = h
+		}
 		snap := snapshot(price, e.clock.Now())
-		if err := e.engine.Evaluate(context.Background(), snap, health, []string{"lambda", "runpod"}); err != nil {
+		if err := e.engine.Evaluate(context.Background(), snap, hs, []string{"lambda", "runpod"}); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(10 * time.Minute)
+	}
+}
+
+// Issue 19 item 4: a one-scrape glitch of runpod is not confirmed by the
+// evaluations other sources' runs bring (lambda ran three times); the
+// same drop confirmed by runpod's own runs posts once.
+func TestEngine_ConfirmationsCountRunsOfTheSource(t *testing.T) {
+	e := newEngine(t)
+	real, drop := priceFor(t, 0.0264), priceFor(t, 0.0185)
+	e.evaluate(t, 3, real, allOK)
+	e.evaluate(t, 1, drop, allOK)                          // runpod's run brings the drop: one win
+	e.evaluateAfter(t, 3, drop, allOK, []string{"lambda"}) // lambda's runs: no more wins
+	if c := e.changes(t); len(c) != 0 {
+		t.Fatalf("confirmed by other sources' runs: %v", c)
+	}
+	e.evaluate(t, 1, drop, allOK) // runpod's second run with it: confirmed (ConfirmRuns 2)
+	if c := e.changes(t); len(c) != 1 || !strings.Contains(c[0].Text, "at 0.0185 USD") {
+		t.Fatalf("after runpod's second run: %v", c)
 	}
 }
 

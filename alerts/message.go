@@ -114,6 +114,19 @@ func HealthMessage(source string, h store.Health, recovered bool) Message {
 	}}
 }
 
+// HoldMessage tells, once, that a source's runs are held at a level that
+// waits for an operator: what moved, and how to accept it.
+func HoldMessage(source string, h store.Health) Message {
+	title := "Source " + source + " is held"
+	text := fmt.Sprintf("Source %s is held: %s. Its last good offers stay (they go stale if this lasts). "+
+		"If the new level is real, accept it: pricewatch sources accept %s (or POST /v1/sources/%s/accept with the API token).",
+		source, h.HoldReason, source, source)
+	return Message{Text: esc(text), Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
+		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),
+	}}
+}
+
 // NormMessage tells that a measurement on a provider (or one offer) fell
 // more than 20% below the card's norm: the sign of a throttled, shared or
 // refurbished card. The offer stays ranked, at the throughput measured.

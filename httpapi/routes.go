@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	s.handle("/v1/offers/{rest...}", http.MethodGet, s.offerRoute)
 	s.handle("/v1/export.csv", http.MethodGet, s.exportCSV)
 	s.handle("/v1/sources", http.MethodGet, s.sources)
+	s.handle("/v1/sources/{source}/accept", http.MethodPost, s.acceptSource)
 	s.handle("/v1/scrape/{source}", http.MethodPost, s.scrape)
 	s.handle("/v1/alerts", http.MethodGet, s.alerts)
 	s.handleMethods("/v1/digest", map[string]handlerFunc{http.MethodGet: s.digestPreview, http.MethodPost: s.digest})

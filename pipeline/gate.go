@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/config"
@@ -13,46 +14,57 @@ import (
 	"github.com/pricewatch/pricewatch/store"
 )
 
-// The gate judges a parsed run before its offers are applied. A run is
-// quarantined when its prices are implausible as a whole — they moved by a
-// common factor of at least the band (a unit change: cents for dollars, per
-// month for per hour), or most of its offers lie outside the band around
-// the card's market price — and suspect when its layout drifted: a mode
-// lost more than the allowed share of its mapped offers, or the share of
-// offers mapping to no card jumped. Such a run is recorded, not applied,
-// and its source shows as suspect; when ConfirmRuns runs in a row show the
-// same new level, it is applied (a run that maps no offer at all never is).
-// In an applied run, single outliers (an offer whose price moved by the
-// band factor, or a new offer outside the market band) are held back the
-// same way: their last good version stays until the price is confirmed.
+// The gate judges a parsed run before its offers are applied, against the
+// source's own history first and the market only where that history is
+// silent:
+//
+//   - layout: a mode, or the cards of a mode, lost more than the allowed
+//     share of the last applied run's mapped offers, or the share of
+//     offers mapping to no card jumped: the run is suspect;
+//   - level: the prices of a mode moved as a whole beyond the band from the
+//     source's anchor (its accepted level, gate_level.go) and the market
+//     did not move with them: quarantined;
+//   - a first run (no anchor): its cards' medians mostly lie beyond the
+//     band learned from the market (gate_market.go): quarantined.
+//
+// Such a run is recorded, not applied, and its source shows as held until
+// an operator accepts the level (sources accept): repetition alone never
+// applies it. In an applied run, single outliers are held back until
+// ConfirmRuns runs of the source bring the same price: an offer whose
+// price moved by the band factor, a new offer beyond the band around its
+// card's accepted range, or a card new to the source beyond the market's
+// band.
 
 // gateIn is what the gate judges a run with.
 type gateIn struct {
 	cfg    config.Ingest
+	source string
+	now    time.Time
 	health store.Health
 	ran    bool // the source has run before (health is real)
 	prev   map[string]prevPrice
 	next   []pricewatch.Offer
 	// unknown counts the run's offers mapping to no card.
 	unknown int
-	// band is the market price per GPU-hour in the base currency per card
-	// and mode ("card\x00mode"), from other sources; base converts.
-	band map[string]float64
-	base func(price float64, cur string) (float64, bool)
+	// market is the other sources' prices (nil before any view).
+	market *market
 }
 
-// prevPrice is what the gate knows of a stored offer: its price.
+// prevPrice is what the gate knows of a stored offer.
 type prevPrice struct {
 	PricePerGPUHour float64
 	Currency        string
+	Card            string
+	Mode            pricewatch.Mode
 }
 
 // gateOut is the verdict.
 type gateOut struct {
 	hold      pricewatch.RunHold
 	reason    string
-	confirmed string // a new level applied after confirmation
+	confirmed string // why a held level was applied
 	pending   *store.Level
+	anchor    *store.Anchor      // the source's anchor after an applied run
 	offers    []pricewatch.Offer // to apply
 	keep      []string           // held outliers: stored versions stay
 	held      []pricewatch.HeldOffer
@@ -67,35 +79,52 @@ func judge(in gateIn) gateOut {
 	if len(in.next) == 0 {
 		return out
 	}
+	cells := cellsOf(in.next)
 	if lv, why := layoutDrift(in); why != "" {
-		return confirm(in, out, pricewatch.RunSuspect, why, lv)
+		return holdLevel(in, out, cells, pricewatch.RunSuspect, why, lv)
 	}
-	if lv, why := commonFactor(in); why != "" {
-		return confirm(in, out, pricewatch.RunQuarantined, why, lv)
+	anchor := in.health.Anchor
+	if anchor == nil && len(in.prev) > 0 {
+		anchor = anchorFromStored(in.prev, in.market, in.now)
 	}
-	if lv, why := outsideBand(in); why != "" {
-		return confirm(in, out, pricewatch.RunQuarantined, why, lv)
+	band := in.cfg.Band
+	if anchor != nil {
+		moves := anchorMoves(anchor, cells, in.market, band)
+		for _, mv := range moves {
+			if mv.held(band) {
+				lv := &store.Level{Kind: levelFactor, Mode: mv.mode, Factor: mv.factor}
+				return holdLevel(in, out, cells, pricewatch.RunQuarantined, mv.String(), lv)
+			}
+		}
+		out.anchor = followMarket(anchor, cells, in.market, moves, band)
+	} else {
+		if lv, why := outsideMarket(in, cells); why != "" {
+			return holdLevel(in, out, cells, pricewatch.RunQuarantined, why, lv)
+		}
+		out.anchor = anchorOf(cells, in.market, in.now, "first run")
 	}
-	return holdOutliers(in, out)
+	return holdOutliers(in, out, anchor, cells)
 }
 
-// confirm holds a run showing a new level, unless the runs in a row that
-// show it reach ConfirmRuns.
-func confirm(in gateIn, out gateOut, hold pricewatch.RunHold, why string, lv *store.Level) gateOut {
-	lv.Runs = 1
+// holdLevel holds a run showing a new level until an operator accepts it;
+// a run showing the accepted level is applied and anchors the source.
+func holdLevel(in gateIn, out gateOut, cells map[string]*cell, hold pricewatch.RunHold, why string, lv *store.Level) gateOut {
+	lv.NeedsAccept, lv.Runs, lv.Since = true, 1, in.now
 	if p := in.health.Pending; p != nil && sameLevel(*p, *lv) {
-		lv.Runs = p.Runs + 1
+		lv.Runs, lv.Since = p.Runs+1, p.Since
 	}
 	mapped := 0
 	for _, n := range lv.Mapped {
 		mapped += n
 	}
-	if lv.Runs >= in.cfg.ConfirmRuns && (lv.Kind != levelLayout || mapped > 0) {
-		out.confirmed = fmt.Sprintf("%s, confirmed by %d runs in a row: applied", why, lv.Runs)
+	if a := in.health.Accepted; a != nil && sameLevel(*a, *lv) && (lv.Kind != levelLayout || mapped > 0) {
+		out.confirmed = fmt.Sprintf("%s: accepted by %s at %s: applied", why, a.AcceptedBy, a.AcceptedAt.UTC().Format(time.RFC3339))
+		out.anchor = anchorOf(cells, in.market, in.now, "accepted by "+a.AcceptedBy)
 		return out
 	}
 	out.hold, out.pending, out.offers = hold, lv, nil
-	out.reason = fmt.Sprintf("%s (%d of %d runs to confirm; last good offers kept)", why, lv.Runs, in.cfg.ConfirmRuns)
+	out.reason = fmt.Sprintf("%s: held until the market moves with it or an operator accepts it (pricewatch sources accept %s); %d run(s) in a row since %s, last good offers kept",
+		why, in.source, lv.Runs, lv.Since.UTC().Format(time.RFC3339))
 	out.heldState = in.health.HeldOffers
 	return out
 }
@@ -110,7 +139,7 @@ const (
 // sameLevel: the same kind, a factor within 10%, mapped counts per mode
 // within 10% (or 2 offers).
 func sameLevel(a, b store.Level) bool {
-	if a.Kind != b.Kind {
+	if a.Kind != b.Kind || a.Mode != b.Mode {
 		return false
 	}
 	if a.Factor != 0 || b.Factor != 0 {
@@ -147,9 +176,11 @@ func layoutDrift(in gateIn) (*store.Level, string) {
 		return nil, ""
 	}
 	mapped := map[pricewatch.Mode]int{}
+	cards := map[string]int{}
 	for _, o := range in.next {
 		if o.Card != "" && !o.Reference() {
 			mapped[o.Mode]++
+			cards[bandKey(o.Card, o.Mode)]++
 		}
 	}
 	var drops []string
@@ -157,6 +188,12 @@ func layoutDrift(in gateIn) (*store.Level, string) {
 		was, now := in.health.Mapped[m], mapped[m]
 		if was >= 5 && float64(was-now) > in.cfg.MaxMappedDrop*float64(was) {
 			drops = append(drops, fmt.Sprintf("%s %d → %d mapped offers (%+.0f%%)", m, was, now, 100*float64(now-was)/float64(was)))
+		}
+	}
+	lost := cardLoss(in.health.MappedCards, cards, in.health.Mapped, in.cfg.MaxCardLoss)
+	for _, m := range modesOf(in.health.Mapped) {
+		if l, ok := lost[m]; ok {
+			drops = append(drops, l.String())
 		}
 	}
 	lastUnknown := 0
@@ -171,7 +208,58 @@ func layoutDrift(in gateIn) (*store.Level, string) {
 	if len(drops) == 0 {
 		return nil, ""
 	}
-	return &store.Level{Kind: levelLayout, Mapped: mapped}, "layout drift: " + strings.Join(drops, "; ")
+	lv := &store.Level{Kind: levelLayout, Mapped: mapped}
+	for _, l := range lost {
+		for k, n := range l.cards {
+			if lv.Cards == nil {
+				lv.Cards = map[string]int{}
+			}
+			lv.Cards[k] = n
+		}
+	}
+	return lv, "layout drift: " + strings.Join(drops, "; ")
+}
+
+// modeLoss is what a mode's cards lost since the last applied run.
+type modeLoss struct {
+	mode       pricewatch.Mode
+	lost, was  int            // offers lost in the cards that lost most, of the mode's
+	cards      map[string]int // those cards (card\x00mode) → offers now
+	cardsTotal int
+}
+
+func (l modeLoss) String() string {
+	return fmt.Sprintf("%s: %d cards lost half or more of their offers, %d of %d mapped offers (%.0f%%)",
+		l.mode, len(l.cards), l.lost, l.was, 100*share(l.lost, l.was))
+}
+
+// cardLoss finds, per mode, the cards that lost half or more of their
+// mapped offers; the mode lost its layout when those losses add up to at
+// least 3 offers and more than maxLoss of the mode's offers. A
+// marketplace's rare cards come and go one offer at a time; a renamed
+// field takes a share of every card it touches at once.
+func cardLoss(was, now map[string]int, wasMode map[pricewatch.Mode]int, maxLoss float64) map[pricewatch.Mode]modeLoss {
+	out := map[pricewatch.Mode]modeLoss{}
+	for k, w := range was {
+		n := now[k]
+		if w < 1 || 2*(w-n) < w {
+			continue
+		}
+		m := pricewatch.Mode(k[strings.IndexByte(k, 0)+1:])
+		l := out[m]
+		if l.cards == nil {
+			l = modeLoss{mode: m, was: wasMode[m], cards: map[string]int{}}
+		}
+		l.lost += w - n
+		l.cards[k] = n
+		out[m] = l
+	}
+	for m, l := range out {
+		if l.lost < 3 || float64(l.lost) <= maxLoss*float64(l.was) {
+			delete(out, m)
+		}
+	}
+	return out
 }
 
 func share(n, of int) float64 {
@@ -184,94 +272,72 @@ func share(n, of int) float64 {
 // implausible is a factor at or beyond the band either way.
 func implausible(f, band float64) bool { return f >= band || f <= 1/band }
 
-// commonFactor finds prices that moved together by one factor beyond the
-// band: at least 3 offers and half of those the run shares with the
-// stored ones moved, and 80% of the moves are within 5% of their median.
-func commonFactor(in gateIn) (*store.Level, string) {
-	var ratios []float64
-	common := 0
-	for _, o := range in.next {
-		p, ok := in.prev[o.Key]
-		if !ok || p.Currency != o.Currency || !(p.PricePerGPUHour > 0) {
-			continue
-		}
-		common++
-		if r := o.PricePerGPUHour / p.PricePerGPUHour; math.Abs(r-1) > 1e-9 {
-			ratios = append(ratios, r)
-		}
-	}
-	if len(ratios) < 3 || 2*len(ratios) < common {
+// outsideMarket finds a first run whose cards mostly lie beyond the
+// market's learned band: the median of its cards' ratios to the market is
+// beyond it, and so are more than half of them, the same way.
+func outsideMarket(in gateIn, cells map[string]*cell) (*store.Level, string) {
+	if in.market == nil {
 		return nil, ""
 	}
-	f := median(ratios)
-	near := 0
-	for _, r := range ratios {
-		if math.Abs(r/f-1) <= 0.05 {
-			near++
+	band := in.market.band(in.cfg.Band)
+	var rs []float64
+	for _, c := range cells {
+		if r, ok := in.market.ratio(c.marketCell(), c.median(), c.cur, in.cfg.Band); ok {
+			rs = append(rs, r)
 		}
 	}
-	if !implausible(f, in.cfg.Band) || float64(near) < 0.8*float64(len(ratios)) {
+	if len(rs) == 0 {
 		return nil, ""
 	}
-	return &store.Level{Kind: levelFactor, Factor: f},
-		fmt.Sprintf("prices moved by a common factor ×%.3g on %d of %d offers", f, near, common)
-}
-
-// outsideBand finds a run whose offers mostly lie outside the band around
-// their card's market price (at least 3 offers and more than half of those
-// with a market price).
-func outsideBand(in gateIn) (*store.Level, string) {
-	var ratios []float64
-	with := 0
-	for _, o := range in.next {
-		r, ok := bandRatio(in, o)
-		if !ok {
-			continue
-		}
-		with++
-		if implausible(r, in.cfg.Band) {
-			ratios = append(ratios, r)
+	f := median(rs)
+	away := 0
+	for _, r := range rs {
+		if implausible(r, band) && (r > 1) == (f > 1) {
+			away++
 		}
 	}
-	if len(ratios) < 3 || 2*len(ratios) <= with {
+	if !implausible(f, band) || 2*away <= len(rs) {
 		return nil, ""
 	}
-	f := median(ratios)
 	return &store.Level{Kind: levelBand, Factor: f},
-		fmt.Sprintf("%d of %d offers lie outside %.3g–%gx of their card's market price (median ×%.3g)", len(ratios), with, 1/in.cfg.Band, in.cfg.Band, f)
+		fmt.Sprintf("a first run whose cards lie at ×%.3g of the market (%d of %d cards beyond the learned band %.3g–%.3g×)", f, away, len(rs), 1/band, band)
 }
 
-// bandRatio is an offer's price over its card's market price.
-func bandRatio(in gateIn, o pricewatch.Offer) (float64, bool) {
-	if o.Card == "" || o.Reference() {
-		return 0, false
-	}
-	b, ok := in.band[bandKey(o.Card, o.Mode)]
-	if !ok || !(b > 0) {
-		return 0, false
-	}
-	p, ok := in.base(o.PricePerGPUHour, o.Currency)
-	if !ok {
-		return 0, false
-	}
-	return p / b, true
-}
-
-// holdOutliers holds back single offers whose price moved by the band
-// factor (or, new, lies outside the market band) until ConfirmRuns runs
-// in a row bring the same price.
-func holdOutliers(in gateIn, out gateOut) gateOut {
+// holdOutliers holds back single offers until ConfirmRuns runs of the
+// source bring the same price: an offer whose price moved by the band
+// factor, a new offer beyond the band around its card's accepted range,
+// or the offers of a card new to the source beyond the market's band.
+func holdOutliers(in gateIn, out gateOut, anchor *store.Anchor, cells map[string]*cell) gateOut {
 	out.offers = nil
 	out.heldState = map[string]store.HeldState{}
+	offMarket := map[string]string{} // cell key → why
+	for k, c := range cells {
+		if anchor != nil {
+			if _, known := anchor.Cells[k]; known {
+				continue
+			}
+		}
+		if in.market == nil {
+			continue
+		}
+		band := in.market.band(in.cfg.Band)
+		if r, ok := in.market.ratio(c.marketCell(), c.median(), c.cur, in.cfg.Band); ok && implausible(r, band) {
+			offMarket[k] = fmt.Sprintf("%s %s new to the source at ×%.3g of the market (learned band %.3g×)", c.card, c.mode, r, band)
+		}
+	}
 	for _, o := range in.next {
 		why := ""
-		if p, ok := in.prev[o.Key]; ok && p.Currency == o.Currency && p.PricePerGPUHour > 0 {
+		p, stored := in.prev[o.Key]
+		switch {
+		case stored && p.Currency == o.Currency && p.PricePerGPUHour > 0:
 			if r := o.PricePerGPUHour / p.PricePerGPUHour; implausible(r, in.cfg.Band) {
 				why = fmt.Sprintf("price ×%.3g of its last (%.4g → %.4g %s)", r, p.PricePerGPUHour, o.PricePerGPUHour, o.Currency)
 			}
-		} else if !ok {
-			if r, ok := bandRatio(in, o); ok && implausible(r, in.cfg.Band) {
-				why = fmt.Sprintf("new offer at ×%.3g of its card's market price", r)
+		case !stored && o.Card != "" && !o.Reference():
+			if w, ok := outsideOwnRange(anchor, o, in.cfg.Band); ok {
+				why = w
+			} else if w, ok := offMarket[cellKey(o.Card, o.Mode, o.Currency)]; ok {
+				why = w
 			}
 		}
 		if why == "" {
@@ -288,8 +354,8 @@ func holdOutliers(in gateIn, out gateOut) gateOut {
 		}
 		out.heldState[o.Key] = st
 		out.held = append(out.held, pricewatch.HeldOffer{Key: o.Key, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency,
-			Reason: fmt.Sprintf("%s; %d of %d runs to confirm", why, st.Runs, in.cfg.ConfirmRuns)})
-		if _, ok := in.prev[o.Key]; ok {
+			Reason: fmt.Sprintf("%s; %d of %d runs of the source to confirm", why, st.Runs, in.cfg.ConfirmRuns)})
+		if stored {
 			out.keep = append(out.keep, o.Key)
 		}
 	}

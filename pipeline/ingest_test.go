@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/pricewatch/pricewatch/pipeline"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
 	"github.com/pricewatch/pricewatch/rank"
+	"github.com/pricewatch/pricewatch/store"
 )
 
 // scaleRunPod multiplies every price of the RunPod fixture by f, as a unit
@@ -70,9 +72,10 @@ func bestKeys(env *pipelinetest.Env) string {
 }
 
 // A run whose prices all moved ×10 or ×0.1 is quarantined: recorded, not
-// applied, the source suspect, no alert and no ranking change; the third
-// run in a row at the new level is applied.
-func TestIngest_UnitChangeQuarantinedUntilConfirmed(t *testing.T) {
+// applied, the source held, no alert and no ranking change — however many
+// runs in a row show it — until an operator accepts it; the run the accept
+// starts is applied.
+func TestIngest_UnitChangeHeldUntilAccepted(t *testing.T) {
 	names := []string{"runpod", "vast", "ecb"}
 	for _, f := range []float64{10, 0.1} {
 		t.Run(fmt.Sprintf("x%g", f), func(t *testing.T) {
@@ -81,33 +84,43 @@ func TestIngest_UnitChangeQuarantinedUntilConfirmed(t *testing.T) {
 			env.Round(t, names...)
 			before, offers := bestKeys(env), runpodPrices(t, env)
 			scaleRunPod(t, dir, f)
-			for run := 1; run <= 2; run++ {
+			for run := 1; run <= 6; run++ {
 				s := runpodSummary(t, env.Round(t, names...))
-				if s.Err != nil || s.Held != pricewatch.RunQuarantined || !strings.Contains(s.Reason, "common factor") {
+				if s.Err != nil || s.Held != pricewatch.RunQuarantined || !strings.Contains(s.Reason, fmt.Sprintf("ondemand prices ×%g against the accepted level", f)) {
 					t.Fatalf("run %d: %+v", run, s)
 				}
 				st := status(env, "runpod")
-				if st.Status != pipeline.StatusSuspect || !strings.Contains(st.Reason, "runs to confirm") {
+				if st.Status != pipeline.StatusSuspect || !strings.Contains(st.Reason, "sources accept runpod") ||
+					st.Pending == nil || !st.Pending.NeedsAccept || st.Pending.Runs != run {
 					t.Errorf("run %d: /v1/sources %+v", run, st)
 				}
 				if bestKeys(env) != before || !samePrices(runpodPrices(t, env), offers) {
 					t.Errorf("run %d: a quarantined run changed the offers or the ranking", run)
 				}
-				if env.Notifier.Count() != 0 {
-					t.Errorf("run %d: %d alerts from a quarantined run", run, env.Notifier.Count())
+				// Slack hears of it once, and of nothing else.
+				if n, holds := env.Notifier.Count(), countHolds(env.Notifier.Messages); n != 1 || holds != 1 {
+					t.Errorf("run %d: %d posts (%d hold posts), want the one hold post: %v", run, n, holds, env.Notifier.Messages)
 				}
 			}
-			s := runpodSummary(t, env.Round(t, names...))
-			if s.Held != "" || !strings.Contains(s.Reason, "confirmed by 3 runs") {
-				t.Fatalf("third run: %+v", s)
+			lv, s, err := env.Pipeline.Accept(t.Context(), "runpod", "test")
+			if err != nil || lv.AcceptedBy != "test" || s.Held != "" || !strings.Contains(s.Reason, "accepted by test") {
+				t.Fatalf("accept: %+v %+v %v", lv, s, err)
 			}
 			for k, p := range runpodPrices(t, env) {
 				if want := offers[k] * f; p < want*0.999 || p > want*1.001 {
-					t.Errorf("%s: %v after confirmation, want %v", k, p, want)
+					t.Errorf("%s: %v after the accept, want %v", k, p, want)
 				}
 			}
-			if st := status(env, "runpod"); st.Status != pipeline.StatusOK {
-				t.Errorf("after confirmation: %+v", st)
+			if st := status(env, "runpod"); st.Status != pipeline.StatusOK || st.AnchoredBy != "accepted by test" {
+				t.Errorf("after the accept: %+v", st)
+			}
+			// The next run at that level is simply applied.
+			if s := runpodSummary(t, env.Round(t, names...)); s.Held != "" {
+				t.Errorf("after the accept: %+v", s)
+			}
+			// Nothing is left to accept.
+			if _, _, err := env.Pipeline.Accept(t.Context(), "runpod", "test"); !errors.Is(err, store.ErrNothingToAccept) {
+				t.Errorf("second accept: %v", err)
 			}
 		})
 	}

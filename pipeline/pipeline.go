@@ -65,6 +65,10 @@ type Pipeline struct {
 	packMu sync.Mutex
 	packs  map[string]*rank.Pack // nil until read from the store
 
+	// running holds a source's name while a run of it is in flight: one
+	// run per source at a time (cron, POST /v1/scrape, accept).
+	running sync.Map
+
 	sched   sync.RWMutex // guards cron and entries, set once by Start
 	cron    *cron.Cron
 	entries map[string]cron.EntryID
@@ -431,6 +435,9 @@ type Summary struct {
 	HeldOffers int
 }
 
+// ErrBusy: a run of the source is already in flight.
+var ErrBusy = errors.New("a run of this source is in progress")
+
 // RunSource scrapes one source and records the run. A failure is recorded
 // too (the source turns failing) and leaves its stored offers untouched.
 func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
@@ -441,6 +448,11 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	if reason, off := p.disabled[name]; off {
 		return Summary{Source: name, Disabled: reason}
 	}
+	if since, busy := p.running.LoadOrStore(name, p.now()); busy {
+		return Summary{Source: name, Err: fmt.Errorf("%s: %w (started %s ago); this one was skipped",
+			name, ErrBusy, p.now().Sub(since.(time.Time)).Round(time.Millisecond))}
+	}
+	defer p.running.Delete(name)
 	log := p.log.With("source", name)
 	env := p.env(name)
 	start := p.now()
@@ -465,6 +477,8 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	stored, serr := p.store.RecordRun(rr)
 	if serr != nil {
 		err = errors.Join(err, serr)
+	} else if stored.Held == pricewatch.RunSuperseded {
+		run.Held, run.Reason = stored.Held, stored.Reason
 	} else if run.OK && run.Held == "" {
 		// The store filled in the offers' times as it recorded them.
 		p.setPack(name, rr.Offers, rr.Keep)
@@ -561,55 +575,28 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
 			len(nr.Offers), h.Offers)
 	}
-	in := gateIn{cfg: p.cfg.Ingest, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers}
+	in := gateIn{cfg: p.cfg.Ingest, source: name, now: at, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers}
 	if pk := p.pack(name); pk != nil {
 		in.prev = make(map[string]prevPrice, pk.Len())
 		for o := range pk.Offers {
-			in.prev[o.Key] = prevPrice{PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency}
+			in.prev[o.Key] = prevPrice{PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency, Card: o.Card, Mode: o.Mode}
 		}
 	}
 	for _, n := range nr.Unknown {
 		in.unknown += n
 	}
-	in.band, in.base = p.marketBand(name, nr.Offers)
+	if v := p.View(); v != nil && v.Snapshot != nil {
+		in.market = newMarket(name, v.Snapshot.SourceMedians(), v.Snapshot.BaseCurrency)
+	}
 	v := judge(in)
 	rr.Run.Unknown = nr.Unknown
 	rr.Run.Held, rr.Run.Reason, rr.Run.HeldOffers = v.hold, v.reason, v.held
 	if v.confirmed != "" {
 		rr.Run.Reason = v.confirmed
 	}
-	rr.Offers, rr.Keep, rr.Pending, rr.HeldOffers = v.offers, v.keep, v.pending, v.heldState
+	rr.Offers, rr.Keep, rr.Pending, rr.HeldOffers, rr.Anchor = v.offers, v.keep, v.pending, v.heldState, v.anchor
 	rr.Run.Offers = len(nr.Offers)
 	return rr, nil
-}
-
-// marketBand is the median price per GPU-hour, in the snapshot's base
-// currency, of the cards and modes of the run's offers among the current
-// offers of the other sources (reference prices included: an index is a
-// market price too).
-func (p *Pipeline) marketBand(source string, offers []pricewatch.Offer) (map[string]float64, func(float64, string) (float64, bool)) {
-	v := p.View()
-	if v == nil || v.Snapshot == nil {
-		return nil, nil
-	}
-	snap := v.Snapshot
-	base := func(price float64, cur string) (float64, bool) {
-		x, err := snap.Rates.Convert(price, cur, snap.Base)
-		return x, err == nil
-	}
-	band := map[string]float64{}
-	asked := map[string]bool{}
-	for _, o := range offers {
-		k := bandKey(o.Card, o.Mode)
-		if o.Card == "" || asked[k] {
-			continue
-		}
-		asked[k] = true
-		if m, ok := snap.MarketMedian(o.Card, o.Mode, source); ok {
-			band[k] = m
-		}
-	}
-	return band, base
 }
 
 // RunAll runs the named sources (all enabled ones when names is empty)

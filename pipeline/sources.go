@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -41,7 +43,16 @@ type SourceStatus struct {
 	// with and how many runs in a row brought it.
 	Held       string            `json:"held,omitempty"`
 	HeldOffers []HeldOfferStatus `json:"held_offers,omitempty"`
-	NextRun    *time.Time        `json:"next_run,omitempty"`
+	// Pending is the level the held runs show; with needs_accept it waits
+	// for the market to move with it or for `pricewatch sources accept`.
+	// Accepted is such a level an operator accepted (the next run showing
+	// it is applied); AnchoredAt/AnchoredBy say when and how the level the
+	// source is judged against was set.
+	Pending    *store.Level `json:"pending,omitempty"`
+	Accepted   *store.Level `json:"accepted,omitempty"`
+	AnchoredAt *time.Time   `json:"anchored_at,omitempty"`
+	AnchoredBy string       `json:"anchored_by,omitempty"`
+	NextRun    *time.Time   `json:"next_run,omitempty"`
 	// BelowNorm lists the measurements taken on this provider's machines
 	// that fall more than 20% under their card's norm: a sign of throttled,
 	// shared or refurbished cards. The offers stay ranked, at the measured
@@ -78,6 +89,13 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 				st.HeldOffers = append(st.HeldOffers, HeldOfferStatus{Key: k, PricePerGPUHour: hs.PricePerGPUHour, Runs: hs.Runs})
 			}
 			sort.Slice(st.HeldOffers, func(i, j int) bool { return st.HeldOffers[i].Key < st.HeldOffers[j].Key })
+			if h.Hold != "" {
+				st.Pending = h.Pending
+			}
+			st.Accepted = h.Accepted
+			if h.Anchor != nil {
+				st.AnchoredAt, st.AnchoredBy = timePtr(h.Anchor.At), h.Anchor.By
+			}
 		}
 		reason, off := disabled[name]
 		switch {
@@ -127,4 +145,24 @@ func (p *Pipeline) Statuses() []SourceStatus {
 		}
 	}
 	return out
+}
+
+// Accept records an operator's acceptance of the level a held source
+// shows (by names who: "cli", "api") and runs the source at once, so a
+// run showing that level is applied and anchors the source. The run's
+// summary says whether it was.
+func (p *Pipeline) Accept(ctx context.Context, name, by string) (store.Level, Summary, error) {
+	if _, ok := p.cfg.Sources[name]; !ok {
+		return store.Level{}, Summary{}, fmt.Errorf("unknown source %q", name)
+	}
+	lv, err := p.store.AcceptSource(name, by, p.now())
+	if err != nil {
+		return lv, Summary{}, err
+	}
+	p.log.Warn("held level accepted by an operator", "source", name, "by", by, "kind", lv.Kind, "factor", lv.Factor, "mode", lv.Mode)
+	sum := p.RunSource(ctx, name)
+	if err := p.Refresh(ctx); err != nil {
+		return lv, sum, err
+	}
+	return lv, sum, nil
 }

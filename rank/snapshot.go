@@ -47,6 +47,10 @@ type Snapshot struct {
 	memo      memo
 	refsOnce  sync.Once
 	refs      map[string][]pricewatch.Offer // card → reference rows, cheapest first
+	// mediansOnce guards medians: per card and mode, each source's median
+	// base price (SourceMedians).
+	mediansOnce sync.Once
+	medians     map[string]map[string]float64
 }
 
 // inputs are what every part's ranking depends on besides its pack.
@@ -870,65 +874,6 @@ func (s *Snapshot) References(card string) []pricewatch.Offer {
 		}
 	})
 	return s.refs[card]
-}
-
-// MarketMedian is the median price per GPU-hour, in the base currency, of
-// the fresh offers and reference prices of a card and mode from every
-// source but exclude; ok is false when there are none.
-func (s *Snapshot) MarketMedian(card string, mode pricewatch.Mode, exclude string) (float64, bool) {
-	k := card + "\x00" + string(mode)
-	var lists [][]float64
-	n := 0
-	for _, pt := range s.parts {
-		if pt.pack.source == exclude {
-			continue
-		}
-		if l := pt.marketPrices()[k]; len(l) > 0 {
-			lists = append(lists, l)
-			n += len(l)
-		}
-	}
-	switch {
-	case n == 0:
-		return 0, false
-	case len(lists) == 1:
-		return sortedMedian(lists[0]), true
-	}
-	all := make([]float64, 0, n)
-	for _, l := range lists {
-		all = append(all, l...)
-	}
-	slices.Sort(all)
-	return sortedMedian(all), true
-}
-
-func sortedMedian(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
-func (pt *part) marketPrices() map[string][]float64 {
-	pt.marketOnce.Do(func() {
-		p := pt.pack
-		m := map[string][]float64{}
-		for i := range p.rows {
-			r := &p.rows[i]
-			if p.dict[r.card] == "" || math.IsNaN(pt.base[i]) ||
-				(pt.staleAfter > 0 && pt.from-r.observedAt > int64(pt.staleAfter)) {
-				continue
-			}
-			k := p.dict[r.card] + "\x00" + p.dict[r.mode]
-			m[k] = append(m[k], pt.base[i])
-		}
-		for _, l := range m {
-			slices.Sort(l)
-		}
-		pt.market = m
-	})
-	return pt.market
 }
 
 // NormOf is the norm check of the profile with the key (Profile.Key).

@@ -265,6 +265,37 @@ type Health struct {
 	HoldReason string               `json:"hold_reason,omitempty"`
 	Pending    *Level               `json:"pending,omitempty"`
 	HeldOffers map[string]HeldState `json:"held_offers,omitempty"`
+	// MappedCards counts the mapped offers of the last applied run per card
+	// and mode ("card\x00mode"): a layout loss is judged per card too.
+	MappedCards map[string]int `json:"mapped_cards,omitempty"`
+	// Anchor is the source's accepted price level: what a run's prices are
+	// judged against before any market.
+	Anchor *Anchor `json:"anchor,omitempty"`
+	// Accepted is a pending level an operator accepted (sources accept):
+	// the next run showing it is applied and becomes the anchor.
+	Accepted *Level `json:"accepted,omitempty"`
+}
+
+// Anchor is a source's accepted price level: per card, mode and currency
+// ("card\x00mode\x00currency") its median price per GPU-hour and the
+// market's then. It is set by the first applied run and by an operator's
+// accept, follows the market where the market moved with the source, and
+// gains the cells that appear; it never follows the source alone, so
+// neither a repeated unit error nor a slow drift moves it.
+type Anchor struct {
+	At    time.Time             `json:"at"`
+	By    string                `json:"by"`
+	Cells map[string]AnchorCell `json:"cells"`
+}
+
+// AnchorCell is one card, mode and currency of an anchor: the source's
+// median, lowest and highest price per GPU-hour in the currency, and the
+// market's median of source medians in the base currency (0: none).
+type AnchorCell struct {
+	Price  float64 `json:"price"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Market float64 `json:"market,omitempty"`
 }
 
 // Level is a new level a source's held runs show: a common price factor,
@@ -275,6 +306,18 @@ type Level struct {
 	Factor float64                 `json:"factor,omitempty"`
 	Mapped map[pricewatch.Mode]int `json:"mapped,omitempty"`
 	Runs   int                     `json:"runs"`
+	// Mode is the billing mode a factor was measured on ("" for all).
+	Mode pricewatch.Mode `json:"mode,omitempty"`
+	// Cards are the cards (card\x00mode) a layout lost offers of.
+	Cards map[string]int `json:"cards,omitempty"`
+	// NeedsAccept: repetition alone never applies this level; it waits
+	// for the market to move too, or for an operator (sources accept).
+	NeedsAccept bool `json:"needs_accept,omitempty"`
+	// Since is when the first run showing it was held.
+	Since time.Time `json:"since,omitzero"`
+	// AcceptedAt and AcceptedBy are set on an accepted level.
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
+	AcceptedBy string    `json:"accepted_by,omitempty"`
 }
 
 // HeldState is an outlier offer's held price and how many runs in a row
@@ -296,6 +339,8 @@ type RunResult struct {
 	Rates      *pricewatch.Rates
 	Pending    *Level
 	HeldOffers map[string]HeldState
+	// Anchor, when set, replaces the source's anchor (an applied run's).
+	Anchor *Anchor
 }
 
 // RecordRun commits one run in one transaction: the run record, the
@@ -306,6 +351,21 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 	run := rr.Run
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		src := []byte(run.Source)
+		hb := bucket(tx, bHealth)
+		var h Health
+		if v := hb.Get(src); v != nil {
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode health of %s: %w", run.Source, err)
+			}
+		}
+		if run.OK && run.Held == "" && h.LastSuccess.After(run.Started) {
+			// An older answer committed after a newer one (two runs that
+			// overlapped): the newer stays.
+			run.Held = pricewatch.RunSuperseded
+			run.Reason = fmt.Sprintf("superseded: a run started %s later was applied first; its offers stay",
+				h.LastSuccess.Sub(run.Started).Round(time.Millisecond))
+			run.HeldOffers = nil
+		}
 		if run.OK && run.Held == "" {
 			n, err := applyOffers(tx, run.Source, run.Started, rr.Offers, rr.Keep)
 			if err != nil {
@@ -325,12 +385,8 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 		if err := pruneRuns(runs, src, run.Started.Add(-RunRetention)); err != nil {
 			return err
 		}
-		hb := bucket(tx, bHealth)
-		var h Health
-		if v := hb.Get(src); v != nil {
-			if err := json.Unmarshal(v, &h); err != nil {
-				return fmt.Errorf("decode health of %s: %w", run.Source, err)
-			}
+		if run.Held == pricewatch.RunSuperseded {
+			return nil // the health is the newer run's
 		}
 		h.Source, h.LastRun, h.LastDuration = run.Source, run.Started, run.Duration
 		switch {
@@ -343,9 +399,14 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 			h.Pending, h.HeldOffers = rr.Pending, rr.HeldOffers
 		case run.OK:
 			h.LastOK, h.LastSuccess, h.LastError, h.ConsecutiveFailures = true, run.Started, "", 0
-			h.Offers, h.Unknown, h.Mapped = run.Offers, run.Unknown, mappedByMode(rr.Offers)
+			h.Offers, h.Unknown = run.Offers, run.Unknown
+			h.Mapped, h.MappedCards = mappedByMode(rr.Offers), mappedByCard(rr.Offers)
 			h.Hold, h.HoldReason = "", ""
 			h.Pending, h.HeldOffers = rr.Pending, rr.HeldOffers
+			if rr.Anchor != nil {
+				h.Anchor = rr.Anchor
+			}
+			h.Accepted = nil // an applied run settles what was accepted
 		default:
 			// A failure says more than an earlier hold; a pending level's
 			// count survives it.
@@ -367,6 +428,17 @@ func mappedByMode(offers []pricewatch.Offer) map[pricewatch.Mode]int {
 	for _, o := range offers {
 		if o.Card != "" && !o.Reference() {
 			m[o.Mode]++
+		}
+	}
+	return m
+}
+
+// mappedByCard counts the offers that map to a card per card and mode.
+func mappedByCard(offers []pricewatch.Offer) map[string]int {
+	m := map[string]int{}
+	for _, o := range offers {
+		if o.Card != "" && !o.Reference() {
+			m[o.Card+"\x00"+string(o.Mode)]++
 		}
 	}
 	return m
@@ -633,6 +705,36 @@ func (s *Store) Health() (map[string]Health, error) {
 		})
 	})
 	return out, err
+}
+
+// ErrNothingToAccept: the source holds no level that waits for an
+// operator.
+var ErrNothingToAccept = errors.New("no held level waits for acceptance")
+
+// AcceptSource records an operator's acceptance of the level a source's
+// held runs show: the next run showing it is applied and anchors the
+// source. It returns the accepted level.
+func (s *Store) AcceptSource(source, by string, at time.Time) (Level, error) {
+	var lv Level
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		hb := bucket(tx, bHealth)
+		v := hb.Get([]byte(source))
+		if v == nil {
+			return fmt.Errorf("source %s has not run: %w", source, ErrNothingToAccept)
+		}
+		var h Health
+		if err := json.Unmarshal(v, &h); err != nil {
+			return fmt.Errorf("decode health of %s: %w", source, err)
+		}
+		if h.Pending == nil || !h.Pending.NeedsAccept {
+			return fmt.Errorf("source %s: %w", source, ErrNothingToAccept)
+		}
+		lv = *h.Pending
+		lv.AcceptedAt, lv.AcceptedBy = at, by
+		h.Accepted = &lv
+		return putJSON(hb, []byte(source), h)
+	})
+	return lv, err
 }
 
 // Runs returns up to limit runs of a source, newest first.
