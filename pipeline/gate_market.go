@@ -76,6 +76,10 @@ const (
 	bandMargin   = 1.5
 )
 
+// minJudges is how many other sources must sell a card before the market
+// judges a price of it.
+const minJudges = 3
+
 // market is the other sources' medians per cell (card\x00mode) in the base
 // currency, seen from one source.
 type market struct {
@@ -134,12 +138,13 @@ func (m *market) band(floor float64) float64 {
 
 // ratio is a price's robust ratio to the market of its cell: the one
 // nearest 1 over the references built without each other source in turn,
-// so no single source can make a price look implausible. ok is false when
-// the cell has fewer than two other sources.
+// so no single source, however wrong, can make a price look implausible
+// (without it at least two remain). ok is false when the cell has fewer
+// than minJudges other sources.
 func (m *market) ratio(cell string, price float64, cur string, floor float64) (float64, bool) {
 	m.learn(floor)
 	bySrc := m.medians[cell]
-	if len(bySrc) < 2 || m.base == nil {
+	if len(bySrc) < minJudges || m.base == nil {
 		return 0, false
 	}
 	p, ok := m.base(price, cur)

@@ -252,7 +252,7 @@ func TestJudge_OutliersHeldBack(t *testing.T) {
 	}
 	// A card new to the source far from the market is held; near it, applied.
 	in = gateWith(prev, append(append([]pricewatch.Offer(nil), prev...), append(offersAt(2, "L4", 7.5), offersAt(2, "T4", 0.3)...)...), h)
-	in.market = marketOf(map[string]map[string]float64{"c1": {"L4": 0.70, "T4": 0.30}, "c2": {"L4": 0.80, "T4": 0.35}})
+	in.market = marketOf(map[string]map[string]float64{"c1": {"L4": 0.70, "T4": 0.30}, "c2": {"L4": 0.80, "T4": 0.35}, "c3": {"L4": 0.75, "T4": 0.32}})
 	out = judge(in)
 	if len(out.held) != 2 || !strings.Contains(out.held[0].Reason, "L4 ondemand new to the source at ×") {
 		t.Errorf("new cards: %+v", out.held)

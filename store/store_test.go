@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,5 +252,57 @@ func TestStore_AvailabilityHistory(t *testing.T) {
 	// Unknown availability counts for nothing.
 	if _, ok := store.AvailableShare([]store.HistoryRow{{At: t0, Event: store.Appeared}}, t0, t0.Add(time.Hour)); ok {
 		t.Error("unknown availability reads as known")
+	}
+}
+
+// Issue 19 item 5: of two runs of a source that overlapped, the one that
+// started earlier but committed last is recorded, not applied: the newer
+// answer's offers and health stay.
+func TestStore_OlderAnswerIsNotApplied(t *testing.T) {
+	st := mustOpen(t)
+	newer, older := okRun(t0.Add(time.Minute), offer("a", 1.0)), okRun(t0, offer("a", 2.0))
+	if _, err := st.RecordRun(newer); err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.RecordRun(older)
+	if err != nil || run.Held != pricewatch.RunSuperseded || !strings.Contains(run.Reason, "started 1m0s later") {
+		t.Fatalf("older run: %+v %v", run, err)
+	}
+	os, err := st.OffersOf("runpod")
+	if err != nil || len(os) != 1 || os[0].PricePerGPUHour != 1.0 {
+		t.Errorf("offers after the older answer: %+v %v", os, err)
+	}
+	h, err := st.Health()
+	if err != nil || !h["runpod"].LastRun.Equal(t0.Add(time.Minute)) || h["runpod"].Hold != "" {
+		t.Errorf("health %+v %v", h["runpod"], err)
+	}
+}
+
+// An accept records the pending level; with none pending it is refused.
+func TestStore_AcceptSource(t *testing.T) {
+	st := mustOpen(t)
+	if _, err := st.AcceptSource("runpod", "ops", t0); !errors.Is(err, store.ErrNothingToAccept) {
+		t.Errorf("never ran: %v", err)
+	}
+	held := okRun(t0, offer("a", 10))
+	held.Run.Held, held.Run.Reason = pricewatch.RunQuarantined, "×10"
+	held.Pending = &store.Level{Kind: "factor", Factor: 10, NeedsAccept: true, Runs: 1}
+	if _, err := st.RecordRun(held); err != nil {
+		t.Fatal(err)
+	}
+	lv, err := st.AcceptSource("runpod", "ops", t0.Add(time.Hour))
+	if err != nil || lv.Factor != 10 || lv.AcceptedBy != "ops" || !lv.AcceptedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("accept: %+v %v", lv, err)
+	}
+	h, _ := st.Health()
+	if a := h["runpod"].Accepted; a == nil || a.Factor != 10 {
+		t.Errorf("accepted %+v", a)
+	}
+	// An applied run settles it.
+	if _, err := st.RecordRun(okRun(t0.Add(2*time.Hour), offer("a", 10))); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := st.Health(); h["runpod"].Accepted != nil {
+		t.Errorf("accept survived an applied run: %+v", h["runpod"].Accepted)
 	}
 }

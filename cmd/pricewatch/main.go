@@ -62,7 +62,8 @@ Commands:
   scrape  scrape sources once and print a summary line per source
   best    print the best offer per card for a workload, from the database
   sources print every source's health: status, last run and success, offers,
-          unknown GPU names, failures, last error
+          unknown GPU names, failures, last error; sources accept SOURCE
+          accepts the new level of a source the gate holds
   plan    price a job: memory, GPU count, hours, compute and hidden costs,
           total and pessimistic cost to target, per option
   profile set, import, list or delete throughput profiles (your measured tokens/s)

@@ -21,6 +21,9 @@ import (
 )
 
 func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "accept" {
+		return runSourcesAccept(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("sources", stdout, stderr)
 	var c common
 	c.register(fs, false)
