@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
 	"regexp"
 	"sort"
@@ -99,8 +98,8 @@ func ExportRows(snap *rank.Snapshot, provider string) []ExportRow {
 			continue
 		}
 		usd, err := snap.Rates.Convert(o.UnitPricePerHour, o.Currency, "USD")
-		if err != nil || math.IsInf(usd, 0) {
-			continue // a price column of "+Inf" is no price, and would start a formula
+		if err != nil {
+			continue
 		}
 		card, _ := cat.Card(o.Card)
 		counts := o.GPUCounts
@@ -204,7 +203,7 @@ func (r ExportRow) Record() ([]string, error) {
 		strconv.Itoa(r.GPUCount), r.GPUName, gpuMem, pyBool(r.Spot), disk, r.GPUVendor, strings.Join(r.Flags, " "),
 		r.CPUArch, string(data)}
 	for i, c := range rec {
-		rec[i] = NeutralizeCell(c)
+		rec[i] = neutralizeCell(c)
 	}
 	return rec, nil
 }
@@ -217,14 +216,14 @@ const formulaStart = "=+-@\t\r"
 // plainNumber is a decimal number, which a spreadsheet reads as a value.
 var plainNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
-// NeutralizeCell puts a single quote before a cell that starts with = + -
+// neutralizeCell puts a single quote before a cell that starts with = + -
 // @ TAB or CR, as OWASP advises, so a spreadsheet shows it as text instead
 // of running it (scraped names and locations are anyone's text). It is
 // applied to every column, so no column is forgotten; a plain decimal
 // number is left alone: it is read as a number, never as a formula, and a
 // negative one must stay a number for gpuhunt's float() (pricewatch writes
 // none today: prices are positive, cpu and memory 0).
-func NeutralizeCell(c string) string {
+func neutralizeCell(c string) string {
 	if c == "" || !strings.ContainsRune(formulaStart, rune(c[0])) || plainNumber.MatchString(c) {
 		return c
 	}
