@@ -3,9 +3,9 @@ package httpapi
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +65,9 @@ type ExportData struct {
 	URL             string    `json:"url,omitempty"`
 }
 
+// UnknownLocation is the location column of an offer without a region.
+const UnknownLocation = "unknown"
+
 // Exportable reports whether an offer goes into the export: a rentable
 // offer (not a reference price) of a known card, whole GPUs, a stated
 // unit, billed by the hour (on-demand or spot: gpuhunt's catalogs hold
@@ -105,7 +108,9 @@ func ExportRows(snap *rank.Snapshot, provider string) []ExportRow {
 		}
 		region := o.Region
 		if region == "" {
-			region = "-"
+			// gpuhunt's loader refuses an empty location; the placeholder
+			// is a word, so it needs no neutralising quote (a "-" would).
+			region = UnknownLocation
 		}
 		avail := string(o.Available)
 		if avail == "" {
@@ -194,9 +199,35 @@ func (r ExportRow) Record() ([]string, error) {
 	if r.GPUMemory > 0 {
 		gpuMem = pyFloat(r.GPUMemory)
 	}
-	return []string{r.InstanceName, r.Location, pyFloat(r.Price), strconv.Itoa(r.CPU), pyFloat(r.Memory),
+	rec := []string{r.InstanceName, r.Location, pyFloat(r.Price), strconv.Itoa(r.CPU), pyFloat(r.Memory),
 		strconv.Itoa(r.GPUCount), r.GPUName, gpuMem, pyBool(r.Spot), disk, r.GPUVendor, strings.Join(r.Flags, " "),
-		r.CPUArch, string(data)}, nil
+		r.CPUArch, string(data)}
+	for i, c := range rec {
+		rec[i] = neutralizeCell(c)
+	}
+	return rec, nil
+}
+
+// formulaStart are the first characters that make a spreadsheet read a
+// cell as a formula (OWASP, CSV Injection:
+// https://owasp.org/www-community/attacks/CSV_Injection).
+const formulaStart = "=+-@\t\r"
+
+// plainNumber is a decimal number, which a spreadsheet reads as a value.
+var plainNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// neutralizeCell puts a single quote before a cell that starts with = + -
+// @ TAB or CR, as OWASP advises, so a spreadsheet shows it as text instead
+// of running it (scraped names and locations are anyone's text). It is
+// applied to every column, so no column is forgotten; a plain decimal
+// number is left alone: it is read as a number, never as a formula, and a
+// negative one must stay a number for gpuhunt's float() (pricewatch writes
+// none today: prices are positive, cpu and memory 0).
+func neutralizeCell(c string) string {
+	if c == "" || !strings.ContainsRune(formulaStart, rune(c[0])) || plainNumber.MatchString(c) {
+		return c
+	}
+	return "'" + c
 }
 
 // WriteExportCSV writes rows as a gpuhunt v2 catalog CSV (header first).
@@ -218,14 +249,16 @@ func WriteExportCSV(w io.Writer, rows []ExportRow) error {
 	return cw.Error()
 }
 
-func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
+// exportRows are the rows of GET /v1/export.csv and /v1/export.json (of
+// the provider asked for, which must be one the offers name).
+func (s *Server) exportRows(r *http.Request) ([]ExportRow, string, error) {
 	v, err := s.view()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	q := r.URL.Query()
 	if err := checkParams(q, "provider"); err != nil {
-		return err
+		return nil, "", err
 	}
 	provider := q.Get("provider")
 	rows := ExportRows(v.Snapshot, provider)
@@ -235,8 +268,16 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
 			known[o.Provider] = true
 		}
 		if !known[provider] {
-			return pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
+			return nil, "", pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
 		}
+	}
+	return rows, provider, nil
+}
+
+func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
+	rows, provider, err := s.exportRows(r)
+	if err != nil {
+		return err
 	}
 	var b strings.Builder
 	if err := WriteExportCSV(&b, rows); err != nil {
@@ -254,6 +295,21 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// exportJSON answers the same rows as objects, each value as scraped (the
+// CSV's neutralising quote is for spreadsheets); pricewatch export reads
+// them from a running daemon, so its files are the ones it writes offline.
+func (s *Server) exportJSON(w http.ResponseWriter, r *http.Request) error {
+	rows, _, err := s.exportRows(r)
+	if err != nil {
+		return err
+	}
+	if rows == nil {
+		rows = []ExportRow{}
+	}
+	writeJSON(w, http.StatusOK, rows)
+	return nil
+}
+
 // safeFileName keeps letters, digits, dot, dash and underscore.
 func safeFileName(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -263,48 +319,4 @@ func safeFileName(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-// ReadExportCSV reads a catalog written by WriteExportCSV back into rows
-// (the provider from provider_data).
-func ReadExportCSV(r io.Reader) ([]ExportRow, error) {
-	recs, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(ExportColumns, ",") {
-		return nil, fmt.Errorf("not a gpuhunt v2 catalog: header %q", recs[0])
-	}
-	out := make([]ExportRow, 0, len(recs)-1)
-	for i, rec := range recs[1:] {
-		var row ExportRow
-		var errs []error
-		num := func(s string) float64 {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && s != "" {
-				errs = append(errs, err)
-			}
-			return v
-		}
-		row.InstanceName, row.Location, row.Price = rec[0], rec[1], num(rec[2])
-		row.CPU, row.Memory, row.GPUCount = int(num(rec[3])), num(rec[4]), int(num(rec[5]))
-		row.GPUName, row.GPUMemory, row.Spot = rec[6], num(rec[7]), rec[8] == "True"
-		if rec[9] != "" {
-			d := num(rec[9])
-			row.DiskSize = &d
-		}
-		row.GPUVendor, row.Flags, row.CPUArch = rec[10], strings.Fields(rec[11]), rec[12]
-		if row.Flags == nil {
-			row.Flags = []string{}
-		}
-		if err := json.Unmarshal([]byte(rec[13]), &row.Data); err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("row %d: %v", i+2, errs[0])
-		}
-		row.Provider = row.Data.Provider
-		out = append(out, row)
-	}
-	return out, nil
 }

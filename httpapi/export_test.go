@@ -1,18 +1,24 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/internal/testfile"
 	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
 )
 
 // Issue 12: the export loads with encoding/csv, has gpuhunt's v2 header
@@ -129,3 +135,129 @@ func TestGPUHuntName(t *testing.T) {
 }
 
 func catalogCard(id string) (pricewatch.Card, bool) { return normalize.DefaultCatalog().Card(id) }
+
+// plainNumberRe is a decimal number as a spreadsheet reads it: a value, not
+// a formula.
+var plainNumberRe = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// Issue 19 item 9: a scraped name or location that starts with = + - @ TAB
+// or CR reaches the CSV export with a single quote before it (OWASP's CSV
+// injection advice), through the real handler; every other cell of the
+// export is untouched; the JSON export keeps the scraped value as it is.
+// Before the fix every payload below was written bare, and the 139 offers
+// without a region had the location "-" (22 cells of vast and tensordock
+// started a formula; "no location" for each payload).
+func TestExport_FormulaCellsNeutralized(t *testing.T) {
+	env := pipelinetest.New(t, fixtures.Handler(os.DirFS(testfile.FormulaFixtures(t))), nil)
+	env.Round(t)
+	h := newHarnessOn(t, env)
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/export.csv", nil))
+	if rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(rec.Body.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No cell starts a formula: a cell that starts with one of the
+	// characters is a plain number (none is today: prices are positive).
+	bare := 0
+	for _, r := range recs[1:] {
+		for i, c := range r {
+			if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) && !plainNumberRe.MatchString(c) {
+				if bare++; bare <= 5 {
+					t.Errorf("%s cell %q starts a formula", recs[0][i], c)
+				}
+			}
+		}
+	}
+	if bare > 0 {
+		t.Errorf("%d cells start a formula", bare)
+	}
+	// Each payload is there, quoted once, in full (CR LF kept).
+	locations, names := map[string]int{}, map[string]int{}
+	for _, r := range recs[1:] {
+		locations[r[1]]++
+		for _, p := range testfile.FormulaPayloads {
+			if strings.HasPrefix(r[0], "'"+p+"-") {
+				names[p]++
+			}
+		}
+		if _, err := strconv.ParseFloat(r[2], 64); err != nil || r[2][0] == '\'' {
+			t.Errorf("price %q is not a number", r[2])
+		}
+	}
+	for i, p := range testfile.FormulaPayloads {
+		// encoding/csv reads a quoted CR LF as LF: the bytes are checked too.
+		read := strings.ReplaceAll(p, "\r\n", "\n")
+		if locations["'"+read] == 0 {
+			t.Errorf("no location %q in the export", "'"+p)
+		}
+		if q := `"'` + strings.ReplaceAll(p, `"`, `""`) + `"`; strings.ContainsAny(p, "\r\",") && !bytes.Contains(rec.Body.Bytes(), []byte(q)) {
+			t.Errorf("the CSV has no cell %q", q)
+		}
+		if locations[read] != 0 {
+			t.Errorf("location %q exported bare", p)
+		}
+		if i < 4 && names[p] == 0 {
+			t.Errorf("no instance_name starting %q", "'"+p+"-")
+		}
+	}
+	// The JSON rows are for programs, not spreadsheets: the values as
+	// scraped.
+	code, body := h.get(t, "/v1/export.json")
+	if code != 200 {
+		t.Fatalf("export.json: %d %s", code, body)
+	}
+	rows := decode[[]httpapi.ExportRow](t, body)
+	if len(rows) != len(recs)-1 {
+		t.Fatalf("export.json: %d rows, CSV %d", len(rows), len(recs)-1)
+	}
+	raw := map[string]bool{}
+	unknown := 0
+	for _, r := range rows {
+		raw[r.Location] = true
+		if r.Location == httpapi.UnknownLocation && strings.HasSuffix(r.Data.Key, "/-/"+string(r.Data.Mode)) {
+			unknown++ // an offer without a region (key source/offer/-/mode)
+		}
+	}
+	// Offers without a region are in the "unknown" location: a word, which
+	// needs no quote (it was "-", which does).
+	if unknown == 0 || locations["'-"] != 0 {
+		t.Errorf("%d rows without a region in %q; %d in \"'-\"", unknown, httpapi.UnknownLocation, locations["'-"])
+	}
+	for _, p := range testfile.FormulaPayloads {
+		if !raw[p] {
+			t.Errorf("export.json: no location %q", p)
+		}
+	}
+}
+
+// The rule cell by cell: a quote before a cell that starts with a formula
+// character, unless it is a plain number; every other cell as it is.
+func TestExportRecord_NeutralizesEveryColumn(t *testing.T) {
+	for _, p := range testfile.FormulaPayloads {
+		row := httpapi.ExportRow{InstanceName: p, Location: p, Price: 1.5, GPUCount: 1, GPUName: p, GPUMemory: 80,
+			GPUVendor: "nvidia", Flags: []string{p}, CPUArch: "x86", Data: httpapi.ExportData{Key: p}}
+		rec, err := row.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, 1, 6, 11} {
+			if rec[i] != "'"+p {
+				t.Errorf("%s: %q, want %q", httpapi.ExportColumns[i], rec[i], "'"+p)
+			}
+		}
+		if rec[2] != "1.5" || rec[13][0] != '{' {
+			t.Errorf("price %q, provider_data %q", rec[2], rec[13])
+		}
+	}
+	for cell, want := range map[string]string{"-": "'-", "-1.5": "-1.5", "+2": "+2", "-1e3": "-1e3", "-Inf": "'-Inf", "-0x1p3": "'-0x1p3",
+		"'=1+1": "'=1+1", " =1": " =1", "us-east-1": "us-east-1", "": ""} {
+		rec, _ := httpapi.ExportRow{InstanceName: cell, Data: httpapi.ExportData{}}.Record()
+		if rec[0] != want {
+			t.Errorf("%q: %q, want %q", cell, rec[0], want)
+		}
+	}
+}

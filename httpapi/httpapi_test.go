@@ -220,7 +220,7 @@ func TestAPI_BadRequests(t *testing.T) {
 func TestAPI_BeforeFirstScrape(t *testing.T) {
 	h := newHarness(t, false) // Init built a view from an empty store
 	for _, target := range []string{"/v1/best?workload=lora-7b", "/v1/best?workload=lora-7b&currency=CNY", "/readyz",
-		"/v1/history?workload=lora-7b&card=L40S", "/v1/export.csv"} {
+		"/v1/history?workload=lora-7b&card=L40S", "/v1/export.csv", "/v1/export.json"} {
 		code, body := h.get(t, target)
 		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "first scrape is still running") {
 			t.Errorf("%s before any run: %d %s", target, code, body)

@@ -51,6 +51,9 @@ type ProfileEntry struct {
 type ProfileResponse struct {
 	ProfileEntry
 	Import *profileimport.Result `json:"import,omitempty"`
+	// Warnings say what of an import may not be the workload's (its
+	// model); the stored note carries them too.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NewProfileEntry is a profile as listed, with its norm check (nil when it
@@ -203,6 +206,31 @@ func (t ProfileTarget) Profile(tps float64, gpus int, note string) rank.Profile 
 	return p
 }
 
+// ImportProfile reads a log or result file for the target and returns the
+// measured profile to store, what was read and the warnings of the match
+// with the workload (profileimport.Match). Its errors are the input's or the
+// options' fault: profileimport's own (*profileimport.OptionError, a
+// refused kind included), or an invalid figure.
+func (t ProfileTarget) ImportProfile(data []byte, opt profileimport.Options) (rank.Profile, profileimport.Result, []string, error) {
+	res, err := profileimport.Import(data, opt)
+	if err != nil {
+		return rank.Profile{}, res, nil, err
+	}
+	warnings, err := profileimport.Match(res, t.w)
+	if err != nil {
+		return rank.Profile{}, res, nil, err
+	}
+	if !(res.TokensPerSecondPerGPU >= rank.MinProfileTokensPerSecond && res.TokensPerSecondPerGPU < rank.MaxProfileTokensPerSecond) {
+		return rank.Profile{}, res, nil, pricewatch.Errorf(pricewatch.EInvalid, "body: the figure read, %g tokens/s per GPU, is outside %g..%g", res.TokensPerSecondPerGPU,
+			float64(rank.MinProfileTokensPerSecond), float64(rank.MaxProfileTokensPerSecond))
+	}
+	note := "measured: " + res.Note
+	for _, w := range warnings {
+		note += "; warning: " + w
+	}
+	return t.Profile(res.TokensPerSecondPerGPU, opt.GPUs, note), res, warnings, nil
+}
+
 func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if err := s.authorize(r); err != nil {
 		return err
@@ -233,10 +261,10 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if len(body.Note) > 500 {
 		return pricewatch.Errorf(pricewatch.EInvalid, "note: at most 500 characters")
 	}
-	return s.storeProfile(w, r.Context(), t.Profile(body.TokensPerSecond, body.GPUs, strings.TrimSpace("measured: "+body.Note)), nil)
+	return s.storeProfile(w, r.Context(), t.Profile(body.TokensPerSecond, body.GPUs, strings.TrimSpace("measured: "+body.Note)), nil, nil)
 }
 
-func (s *Server) storeProfile(w http.ResponseWriter, ctx context.Context, p rank.Profile, imp *profileimport.Result) error {
+func (s *Server) storeProfile(w http.ResponseWriter, ctx context.Context, p rank.Profile, imp *profileimport.Result, warnings []string) error {
 	wr, err := s.writer()
 	if err != nil {
 		return err
@@ -245,7 +273,7 @@ func (s *Server) storeProfile(w http.ResponseWriter, ctx context.Context, p rank
 	if err != nil {
 		return fmt.Errorf("store profile: %w", err)
 	}
-	res := ProfileResponse{ProfileEntry: NewProfileEntry(p, c), Import: imp}
+	res := ProfileResponse{ProfileEntry: NewProfileEntry(p, c), Import: imp, Warnings: warnings}
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }
@@ -328,20 +356,20 @@ func (s *Server) importProfile(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return pricewatch.Errorf(pricewatch.EInvalid, "body: %v", err)
 	}
-	res, err := profileimport.Import(data, opt)
+	p, res, warnings, err := t.ImportProfile(data, opt)
 	if err != nil {
 		return importError(err)
 	}
-	if !(res.TokensPerSecondPerGPU >= rank.MinProfileTokensPerSecond && res.TokensPerSecondPerGPU < rank.MaxProfileTokensPerSecond) {
-		return pricewatch.Errorf(pricewatch.EInvalid, "body: the figure read, %g tokens/s per GPU, is outside %g..%g", res.TokensPerSecondPerGPU,
-			float64(rank.MinProfileTokensPerSecond), float64(rank.MaxProfileTokensPerSecond))
-	}
-	return s.storeProfile(w, r.Context(), t.Profile(res.TokensPerSecondPerGPU, opt.GPUs, "measured: "+res.Note), &res)
+	return s.storeProfile(w, r.Context(), p, &res, warnings)
 }
 
 // importError turns an import failure into a 400 naming the option at
 // fault, else the body.
 func importError(err error) error {
+	var pe *pricewatch.Error
+	if errors.As(err, &pe) {
+		return err
+	}
 	var oe *profileimport.OptionError
 	if errors.As(err, &oe) {
 		return pricewatch.Errorf(pricewatch.EInvalid, "%s: %s", oe.Option, oe.Reason)

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -249,4 +250,71 @@ func TestProfileWrites_BadInput(t *testing.T) {
 	if ps, _ := h.env.Store.Profiles(); countMeasured(ps) != 0 {
 		t.Errorf("%d measured profiles stored by bad writes", countMeasured(ps))
 	}
+}
+
+// Issue 19 item 10, through POST /v1/profiles/import: a log whose kind
+// (training or serving) is not the workload's is a 400 naming the
+// workload, and stores nothing; a serving benchmark of a 70B model for
+// serve-7b (a 7B model) is stored with a warning naming both models, in the
+// answer and in the stored note; a 7B benchmark has none. Before the fix
+// the vLLM result was stored as a lora-7b training profile (200) and the
+// 70B one for serve-7b without a word.
+func TestProfileImport_KindAndModelChecked(t *testing.T) {
+	h := newPlanHarness(t, "tok")
+	vllm70 := string(mustReadFile(t, "../profileimport/testdata/vllm_benchmark_serving.json"))
+	tt := string(mustReadFile(t, "../profileimport/testdata/torchtune_log_1714000000.txt"))
+	imp := func(workload string) string {
+		return "/v1/profiles/import?card=" + normCard + "&workload=" + workload + "&name=run.json"
+	}
+	for _, c := range []struct{ name, workload, body, format string }{
+		{"ServingForLoRA", "lora-7b", vllm70, "vllm-bench-serving"},
+		{"ServingForFullFT", "full-ft-7b", vllm70, "vllm-bench-serving"},
+		{"TrainerForServing", "serve-7b", hfMetrics("2000"), "hf-trainer"},
+		{"TorchtuneForServing", "serve-7b", tt, "torchtune"},
+	} {
+		code, body := h.do(t, http.MethodPost, imp(c.workload), c.body, "tok")
+		var e struct{ Error string }
+		if err := json.Unmarshal(body, &e); code != 400 || err != nil || !strings.HasPrefix(e.Error, "workload: ") ||
+			!strings.Contains(e.Error, c.format) || !strings.Contains(e.Error, c.workload) ||
+			!strings.Contains(e.Error, "serving") || !strings.Contains(e.Error, "training") {
+			t.Errorf("%s: %d %s, want 400 naming the workload, %s and both kinds", c.name, code, body, c.format)
+		}
+	}
+	if ps, _ := h.env.Store.Profiles(); countMeasured(ps) != 0 {
+		t.Fatalf("%d measured profiles stored by refused imports", countMeasured(ps))
+	}
+
+	// 70B for serve-7b: stored, with the warning. The figure is the
+	// fixture's 1600 output tok/s ÷ its tensor_parallel_size 4 = 400.
+	code, body := h.do(t, http.MethodPost, imp("serve-7b"), vllm70, "tok")
+	if code != 200 {
+		t.Fatalf("70B for serve-7b: %d %s", code, body)
+	}
+	r := decodeProfile(t, body)
+	if r.TokensPerSecond != 400 || len(r.Warnings) != 1 {
+		t.Fatalf("70B for serve-7b: %v tok/s, warnings %q", r.TokensPerSecond, r.Warnings)
+	}
+	for _, s := range []string{"meta-llama/Llama-3.1-70B-Instruct", "70B", "serve-7b", "llama-7b", "7B"} {
+		if !strings.Contains(r.Warnings[0], s) || !strings.Contains(r.Note, s) {
+			t.Errorf("warning %q / note %q does not say %q", r.Warnings[0], r.Note, s)
+		}
+	}
+	if r.Import == nil || r.Import.Model != "meta-llama/Llama-3.1-70B-Instruct" || r.Import.Kind != "serving" {
+		t.Errorf("import: %+v", r.Import)
+	}
+	// The same result for a 7B model: no warning.
+	vllm7 := strings.Replace(vllm70, "Llama-3.1-70B-Instruct", "Llama-2-7b-chat-hf", 2)
+	code, body = h.do(t, http.MethodPost, imp("serve-7b"), vllm7, "tok")
+	if r := decodeProfile(t, body); code != 200 || len(r.Warnings) != 0 || strings.Contains(r.Note, "warning") {
+		t.Errorf("7B for serve-7b: %d, warnings %q, note %q", code, r.Warnings, r.Note)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

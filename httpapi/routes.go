@@ -25,6 +25,7 @@ func (s *Server) routes() {
 	s.handle("/v1/offers", http.MethodGet, s.offers)
 	s.handle("/v1/offers/{rest...}", http.MethodGet, s.offerRoute)
 	s.handle("/v1/export.csv", http.MethodGet, s.exportCSV)
+	s.handle("/v1/export.json", http.MethodGet, s.exportJSON)
 	s.handle("/v1/sources", http.MethodGet, s.sources)
 	s.handle("/v1/sources/{source}/accept", http.MethodPost, s.acceptSource)
 	s.handle("/v1/scrape/{source}", http.MethodPost, s.scrape)

@@ -24,6 +24,12 @@
 //     request), which the benchmark measures for the whole server, divided by
 //     the GPUs the server used (the tensor-parallel size).
 //
+// Each format is of a kind (Result.Kind): the Trainer and torchtune logs
+// are training, the vLLM result is serving; the vLLM result also names its
+// model (Result.Model). Match checks a result against the workload it is
+// imported for: the other kind is refused, another model (size class or
+// family) is a warning naming both.
+//
 // Invariants:
 //   - The result is always tokens per second per GPU, finite and > 0
 //     (trained tokens for training formats, output tokens for serving unless

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pricewatch/pricewatch/profileimport"
+	"github.com/pricewatch/pricewatch/rank"
 )
 
 // FuzzImport feeds arbitrary bytes and options to Import, seeded from the
@@ -62,6 +63,13 @@ func FuzzImport(f *testing.F) {
 		}
 		if !strings.HasPrefix(got.Note, "fuzz.log: ") {
 			t.Fatalf("note does not name the input: %q", got.Note)
+		}
+		// Every result has a kind, and matches exactly the workloads of it.
+		for _, w := range rank.BuiltinWorkloads() {
+			warnings, err := profileimport.Match(got, w)
+			if (err == nil) != (profileimport.WorkloadKind(w) == got.Kind) || (err != nil && len(warnings) > 0) {
+				t.Fatalf("%s (%s) for %s: %v, %q", got.Format, got.Kind, w.Name, err, warnings)
+			}
 		}
 	})
 }

@@ -45,6 +45,21 @@ const (
 	OptionGPUs   = "gpus"
 	OptionField  = "field"
 	OptionWarmup = "warmup"
+	// OptionWorkload is the workload a figure is imported for (Match).
+	OptionWorkload = "workload"
+)
+
+// Kind is what a log measured: a training run or a serving benchmark.
+type Kind string
+
+// The kinds of the known formats.
+const (
+	// KindTraining: trained tokens per second (Hugging Face Trainer,
+	// torchtune).
+	KindTraining Kind = "training"
+	// KindServing: generated tokens per second of an inference server
+	// (vLLM's serving benchmark).
+	KindServing Kind = "serving"
 )
 
 // Options says how to read one input. The zero value detects the format and
@@ -80,6 +95,12 @@ type Result struct {
 	TokensPerSecondPerGPU float64
 	// Format is the format read, one of Formats().
 	Format string
+	// Kind is what the format measures, training or serving.
+	Kind Kind
+	// Model is the model the input says it ran, as written (vLLM's
+	// model_id); empty when the format records none (the Trainer's
+	// metrics, torchtune's metric log).
+	Model string
 	// Field is the field of the input the figure comes from.
 	Field string
 	// Note names the input and the figure used and says how it became per
@@ -121,10 +142,12 @@ type figure struct {
 	value  float64
 	field  string
 	detail string
+	model  string
 }
 
 type format struct {
 	name     string
+	kind     Kind
 	describe string
 	// markers: the content is taken for this format when it holds any.
 	markers []string
@@ -136,6 +159,7 @@ type format struct {
 var formats = []format{
 	{
 		name:     FormatHFTrainer,
+		kind:     KindTraining,
 		describe: "Hugging Face Trainer trainer_state.json, train_results.json or printed train metrics",
 		markers:  []string{`"log_history"`, "***** train metrics *****", "train_tokens_per_second", "train_samples_per_second"},
 		fields:   []string{fieldHFTokens, fieldHFSamples},
@@ -143,6 +167,7 @@ var formats = []format{
 	},
 	{
 		name:     FormatTorchtune,
+		kind:     KindTraining,
 		describe: "torchtune DiskLogger/StdoutLogger metric log, txt or jsonl",
 		markers:  []string{fieldTorchtune},
 		fields:   []string{fieldTorchtune},
@@ -150,6 +175,7 @@ var formats = []format{
 	},
 	{
 		name:     FormatVLLMServing,
+		kind:     KindServing,
 		describe: "vLLM benchmark_serving / vllm bench serve result JSON",
 		markers:  []string{`"` + fieldVLLMOutput + `"`, `"` + fieldVLLMTotal + `"`},
 		fields:   []string{fieldVLLMOutput, fieldVLLMTotal},
@@ -219,6 +245,8 @@ func Import(data []byte, opt Options) (Result, error) {
 	return Result{
 		TokensPerSecondPerGPU: fig.value,
 		Format:                f.name,
+		Kind:                  f.kind,
+		Model:                 fig.model,
 		Field:                 fig.field,
 		Note:                  displayName(opt.Name) + ": " + fig.detail,
 	}, nil

@@ -72,8 +72,9 @@ func parseVLLM(data []byte, opt Options) (figure, error) {
 	}
 	d := "vLLM benchmark_serving result"
 	var about []string
-	if m := jsonString(obj, "model_id"); m != "" {
-		about = append(about, "model "+m)
+	model := jsonString(obj, "model_id")
+	if model != "" {
+		about = append(about, "model "+model)
 	}
 	if c, _, ok := jsonScalar(obj["completed"]); ok && c >= 1 && c == math.Trunc(c) && c < 1e12 {
 		about = append(about, plural(int(c), "completed request", "completed requests"))
@@ -93,5 +94,5 @@ func parseVLLM(data []byte, opt Options) (figure, error) {
 	if field == fieldVLLMTotal {
 		d += "; note that pricewatch ranks serving by output tokens, which this figure does not separate from input tokens"
 	}
-	return figure{value: per, field: field, detail: d}, nil
+	return figure{value: per, field: field, detail: d, model: model}, nil
 }

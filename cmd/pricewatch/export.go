@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline"
@@ -94,29 +93,21 @@ func writeExport(w io.Writer, rows []httpapi.ExportRow, format string) error {
 	return httpapi.WriteExportCSV(w, rows)
 }
 
-// fetchExport reads the daemon's /v1/export.csv back into rows.
+// fetchExport asks the daemon for the rows as JSON (GET /v1/export.json),
+// which carries every value as it is, and the rows are then written here as
+// they are offline. Reading the daemon's CSV back would not do: the CSV's
+// neutralising quotes cannot be told from scraped text, and encoding/csv
+// reads a quoted CR LF as LF.
 func fetchExport(ctx context.Context, addr, provider string) ([]httpapi.ExportRow, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	u := "http://" + addr + "/v1/export.csv"
+	path := "/v1/export.json"
 	if provider != "" {
-		u += "?" + url.Values{"provider": {provider}}.Encode()
+		path += "?" + url.Values{"provider": {provider}}.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+	var rows []httpapi.ExportRow
+	if err := daemonJSON(ctx, http.MethodGet, addr, path, "", nil, &rows); err != nil {
 		return nil, err
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
-		return nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
-	}
-	return httpapi.ReadExportCSV(res.Body)
+	return rows, nil
 }
 
 func safeName(s string) string {

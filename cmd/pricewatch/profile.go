@@ -168,19 +168,22 @@ func writeProfile(ctx context.Context, cfg *config.Config, f profileFlags, data 
 		if err != nil {
 			return usageError{"--" + err.Error()}
 		}
-		tps, gpus, note := f.tps, f.gpus, strings.TrimSpace("measured: "+f.note)
+		if f.gpus < 0 || f.gpus > httpapi.MaxProfileGPUs {
+			return usageError{fmt.Sprintf("--gpus: must be within 0..%d", httpapi.MaxProfileGPUs)}
+		}
+		pr := t.Profile(f.tps, f.gpus, strings.TrimSpace("measured: "+f.note))
 		if data != nil {
-			r, err := profileimport.Import(data, f.importOptions(name))
+			var r profileimport.Result
+			pr, r, res.Warnings, err = t.ImportProfile(data, f.importOptions(name))
+			var oe *profileimport.OptionError
+			if errors.As(err, &oe) {
+				return usageError{"--" + oe.Option + ": " + oe.Reason} // a refused kind: --workload
+			}
 			if err != nil {
 				return err
 			}
 			res.Import = &r
-			tps, note = r.TokensPerSecondPerGPU, "measured: "+r.Note
 		}
-		if gpus < 0 || gpus > httpapi.MaxProfileGPUs {
-			return usageError{fmt.Sprintf("--gpus: must be within 0..%d", httpapi.MaxProfileGPUs)}
-		}
-		pr := t.Profile(tps, gpus, note)
 		c, err := p.SetProfile(ctx, pr)
 		if err != nil {
 			return err
@@ -230,6 +233,9 @@ func printStored(w io.Writer, res httpapi.ProfileResponse) {
 	fmt.Fprintf(w, "measured profile set: %s %s %.0f tokens/s per GPU (%s)\n", p.Card, p.Workload, p.TokensPerSecond, p.Label())
 	if res.Import != nil {
 		fmt.Fprintf(w, "  read %s: %s\n", res.Import.Format, res.Import.Note)
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
 	if c := res.Norm; c != nil {
 		if c.BelowNorm {
