@@ -25,19 +25,13 @@ type AcceptResult struct {
 }
 
 func (s *Server) acceptSource(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authorize(r); err != nil {
-		return err
-	}
-	if err := checkParams(r.URL.Query()); err != nil {
-		return err
-	}
 	acc, ok := s.backend.(SourceAccepter)
 	if !ok {
 		return pricewatch.Errorf(pricewatch.ENotFound, "accepting a source is not available")
 	}
-	src := r.PathValue("source")
-	if _, ok := s.backend.Config().Sources[src]; !ok {
-		return pricewatch.Errorf(pricewatch.ENotFound, "unknown source %q", src)
+	src, err := s.sourceAction(r)
+	if err != nil {
+		return err
 	}
 	lv, sum, err := acc.Accept(r.Context(), src, "api")
 	switch {

@@ -107,20 +107,30 @@ func NewScrapeResult(sum pipeline.Summary) ScrapeResult {
 	return r
 }
 
-func (s *Server) scrape(w http.ResponseWriter, r *http.Request) error {
+// sourceAction checks a token-guarded POST on /v1/…/{source}: the token,
+// no query parameters, a known source. It returns the source.
+func (s *Server) sourceAction(r *http.Request) (string, error) {
 	if err := s.authorize(r); err != nil {
-		return err
+		return "", err
 	}
 	if err := checkParams(r.URL.Query()); err != nil {
-		return err
+		return "", err
 	}
+	src := r.PathValue("source")
+	if _, ok := s.backend.Config().Sources[src]; !ok {
+		return "", pricewatch.Errorf(pricewatch.ENotFound, "unknown source %q", src)
+	}
+	return src, nil
+}
+
+func (s *Server) scrape(w http.ResponseWriter, r *http.Request) error {
 	sr, ok := s.backend.(ScrapeRunner)
 	if !ok {
 		return pricewatch.Errorf(pricewatch.ENotFound, "scrapes on request are not available")
 	}
-	src := r.PathValue("source")
-	if _, ok := s.backend.Config().Sources[src]; !ok {
-		return pricewatch.Errorf(pricewatch.ENotFound, "unknown source %q", src)
+	src, err := s.sourceAction(r)
+	if err != nil {
+		return err
 	}
 	done, err := sr.Scrape(src)
 	if err != nil {
