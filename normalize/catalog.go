@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -158,6 +159,11 @@ func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
 		}
 		if r["source"] == "" || Fold(r["name"]) == "" {
 			return nil, fmt.Errorf("aliases row %d: empty source or name", i+2)
+		}
+		if l := r["link"]; l != "" {
+			if u, err := url.Parse(l); err != nil || u.Scheme != "https" || u.Host == "" {
+				return nil, fmt.Errorf("aliases row %d: link %q is not an https URL", i+2, l)
+			}
 		}
 		if why := Contradicts(r["name"], card); why != "" {
 			return nil, fmt.Errorf("aliases row %d: %q cannot name %s: %s", i+2, r["name"], card.ID, why)
