@@ -190,3 +190,68 @@ func TestParse_Stock(t *testing.T) {
 		t.Errorf("query %s", runpod.Query)
 	}
 }
+
+// A real capture of another query has no id field: the GPU is then named
+// by displayName and its memory. The same real capture with every "id"
+// removed must map the same cards, except where the display name cannot
+// say the card: "Tesla V100" 16 GB (the PCIe card; SXM2 is also 16 GB) and
+// "RTX PRO 6000" 96 GB (Workstation here; Server and Max-Q exist) stay
+// unknown rather than guessed. Before the fallback every row was dropped
+// and Parse failed with "nothing parsed".
+func TestParse_NoID(t *testing.T) {
+	raw, err := fs.ReadFile(fixtures.FS(), "runpod/graphql.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	types := doc["data"].(map[string]any)["gpuTypes"].([]any)
+	for _, g := range types {
+		delete(g.(map[string]any), "id")
+	}
+	stripped, _ := json.Marshal(doc)
+
+	withID, err := runpod.Parse(raw, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noID, err := runpod.Parse(stripped, "u")
+	if err != nil {
+		t.Fatalf("no id: %v", err)
+	}
+	if len(noID) != len(withID) {
+		t.Fatalf("%d observations without id, %d with", len(noID), len(withID))
+	}
+	cat := normalize.DefaultCatalog()
+	card := func(o pricewatch.Observation) string {
+		c, _ := cat.Resolve("runpod", o.GPUName, o.GPUMemoryGB)
+		return c
+	}
+	mapped, unknown := 0, map[string]int{}
+	for i := range noID {
+		a, b := withID[i], noID[i]
+		if a.Price != b.Price || a.Mode != b.Mode || a.GPUCount != b.GPUCount {
+			t.Fatalf("row %d: %+v vs %+v", i, a, b)
+		}
+		switch cb := card(b); {
+		case cb == "":
+			unknown[b.GPUName]++
+		case cb != card(a):
+			t.Errorf("%s (%v GB): card %s, with id %s", b.GPUName, b.GPUMemoryGB, cb, card(a))
+		default:
+			mapped++
+		}
+	}
+	if len(unknown) != 2 || unknown["Tesla V100"] == 0 || unknown["RTX PRO 6000"] == 0 {
+		t.Errorf("unknown without id = %v, want only Tesla V100 and RTX PRO 6000", unknown)
+	}
+	// A100 SXM 80 GB, community on demand: 1.39 per GPU-hour as with the id.
+	for _, o := range noID {
+		if o.OfferID == "A100 SXM/community" && o.Mode == pricewatch.ModeOnDemand && o.Price != 1.39 {
+			t.Errorf("A100 SXM community on demand = %v, want 1.39", o.Price)
+		}
+	}
+	t.Logf("without id: %d of %d observations map, unknown %v", mapped, len(noID), unknown)
+}
