@@ -196,6 +196,12 @@ func (c *Catalog) addAlias(source, name string, a alias) {
 	c.aliases[k] = append(c.aliases[k], a)
 }
 
+// ReadTable reads a data table in the layout of the files under data/: a
+// header line, then one record per line, '#' lines comments; each record
+// is a map from column to trimmed value (a column the header lacks is
+// absent from every map). Other packages keep their rule tables so.
+func ReadTable(r io.Reader) ([]map[string]string, error) { return readCSV(r) }
+
 func readCSV(r io.Reader) ([]map[string]string, error) {
 	// Lines starting with '#' are comments (aliases.csv documents itself).
 	cr := csv.NewReader(r)

@@ -3,14 +3,13 @@ package skypilot
 import (
 	"bytes"
 	_ "embed"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"regexp"
-	"strings"
 	"sync"
+
+	"github.com/pricewatch/pricewatch/normalize"
 )
 
 // partsCSV is the per-provider table of instance types whose GPU part the
@@ -53,37 +52,24 @@ func PartName(cloud, instanceType string) (string, bool) {
 }
 
 func parseParts(r io.Reader) ([]Part, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	header, err := cr.Read()
+	rows, err := normalize.ReadTable(r)
 	if err != nil {
 		return nil, err
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, c := range []string{"cloud", "instance_type", "gpu_name", "description", "source", "basis"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("no column %q", c)
-		}
-	}
 	var out []Part
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
+	for i, row := range rows {
+		line := i + 2 // data rows after the header, comments not counted
+		for _, c := range []string{"cloud", "instance_type", "gpu_name", "description", "source", "basis"} {
+			if _, ok := row[c]; !ok {
+				return nil, fmt.Errorf("row %d: no column %q", line, c)
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		get := func(c string) string { return strings.TrimSpace(rec[col[c]]) }
-		re, err := regexp.Compile("^(?:" + get("instance_type") + ")$")
+		re, err := regexp.Compile("^(?:" + row["instance_type"] + ")$")
 		if err != nil {
 			return nil, fmt.Errorf("row %d: instance_type: %w", line, err)
 		}
-		p := Part{Cloud: get("cloud"), InstanceType: re, GPUName: get("gpu_name"),
-			Description: get("description"), Source: get("source"), Basis: get("basis")}
+		p := Part{Cloud: row["cloud"], InstanceType: re, GPUName: row["gpu_name"],
+			Description: row["description"], Source: row["source"], Basis: row["basis"]}
 		if p.Cloud == "" || p.GPUName == "" || p.Description == "" {
 			return nil, fmt.Errorf("row %d: cloud, gpu_name and description are required", line)
 		}
@@ -98,4 +84,8 @@ func parseParts(r io.Reader) ([]Part, error) {
 		}
 		out = append(out, p)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no rows")
+	}
+	return out, nil
 }
