@@ -193,11 +193,13 @@ func TestParse_Stock(t *testing.T) {
 
 // A real capture of another query has no id field: the GPU is then named
 // by displayName and its memory. The same real capture with every "id"
-// removed must map the same cards, except where the display name cannot
-// say the card: "Tesla V100" 16 GB (the PCIe card; SXM2 is also 16 GB) and
-// "RTX PRO 6000" 96 GB (Workstation here; Server and Max-Q exist) stay
-// unknown rather than guessed. Before the fallback every row was dropped
-// and Parse failed with "nothing parsed".
+// removed must map exactly the same cards. RunPod's own answer pairs each
+// displayName with one id (checked here), which is what lets the display
+// name decide the part ("Tesla V100" is the PCIe card, "RTX PRO 6000" the
+// Workstation Edition). Before the fallback every row was dropped and
+// Parse failed with "nothing parsed"; before the runpod display-name
+// aliases 5 of 149 observations (Tesla V100 ×2, RTX PRO 6000 ×3) and the
+// 12 A100 ones stayed unknown.
 func TestParse_NoID(t *testing.T) {
 	raw, err := fs.ReadFile(fixtures.FS(), "runpod/graphql.json")
 	if err != nil {
@@ -244,8 +246,27 @@ func TestParse_NoID(t *testing.T) {
 			mapped++
 		}
 	}
-	if len(unknown) != 2 || unknown["Tesla V100"] == 0 || unknown["RTX PRO 6000"] == 0 {
-		t.Errorf("unknown without id = %v, want only Tesla V100 and RTX PRO 6000", unknown)
+	if len(unknown) != 0 || mapped != len(noID) {
+		t.Errorf("without id: %d of %d map, unknown %v; want all", mapped, len(noID), unknown)
+	}
+	// One id per display name in RunPod's own answer.
+	var withIDs struct {
+		Data struct {
+			GPUTypes []struct{ ID, DisplayName string } `json:"gpuTypes"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &withIDs); err != nil {
+		t.Fatal(err)
+	}
+	idOf := map[string]string{}
+	for _, g := range withIDs.Data.GPUTypes {
+		if prev, ok := idOf[g.DisplayName]; ok && prev != g.ID {
+			t.Errorf("display name %q names %q and %q: it cannot decide the part", g.DisplayName, prev, g.ID)
+		}
+		idOf[g.DisplayName] = g.ID
+	}
+	if idOf["Tesla V100"] != "Tesla V100-PCIE-16GB" || idOf["RTX PRO 6000"] != "NVIDIA RTX PRO 6000 Blackwell Workstation Edition" {
+		t.Errorf("display names in the capture: Tesla V100 = %q, RTX PRO 6000 = %q", idOf["Tesla V100"], idOf["RTX PRO 6000"])
 	}
 	// A100 SXM 80 GB, community on demand: 1.39 per GPU-hour as with the id.
 	for _, o := range noID {
