@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -159,6 +160,11 @@ func LoadCatalog(cards, aliases io.Reader) (*Catalog, error) {
 		if r["source"] == "" || Fold(r["name"]) == "" {
 			return nil, fmt.Errorf("aliases row %d: empty source or name", i+2)
 		}
+		if l := r["link"]; l != "" {
+			if u, err := url.Parse(l); err != nil || u.Scheme != "https" || u.Host == "" {
+				return nil, fmt.Errorf("aliases row %d: link %q is not an https URL", i+2, l)
+			}
+		}
 		if why := Contradicts(r["name"], card); why != "" {
 			return nil, fmt.Errorf("aliases row %d: %q cannot name %s: %s", i+2, r["name"], card.ID, why)
 		}
@@ -189,6 +195,12 @@ func (c *Catalog) addAlias(source, name string, a alias) {
 	}
 	c.aliases[k] = append(c.aliases[k], a)
 }
+
+// ReadTable reads a data table in the layout of the files under data/: a
+// header line, then one record per line, '#' lines comments; each record
+// is a map from column to trimmed value (a column the header lacks is
+// absent from every map). Other packages keep their rule tables so.
+func ReadTable(r io.Reader) ([]map[string]string, error) { return readCSV(r) }
 
 func readCSV(r io.Reader) ([]map[string]string, error) {
 	// Lines starting with '#' are comments (aliases.csv documents itself).

@@ -45,7 +45,10 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"RTXPRO6000SOnlyForVastAndSkyPilot", "runpod", "RTX PRO 6000 S", 96, ""},
 		{"LambdaB200SXM6", "lambda", "NVIDIA B200 SXM6", 180, "B200-180GB-SXM"},
 		{"B200SXM6OnlyForLambda", "azure", "B200 SXM6", 180, ""},
-		{"LambdaV100At16", "lambda", "Tesla V100", 16, "V100-16GB-SXM2"},
+		// No Lambda page or response states its V100's form factor: unknown,
+		// as under SkyPilot (this resolved to V100-16GB-SXM2 before).
+		{"LambdaV100At16", "lambda", "Tesla V100", 16, ""},
+		{"CNYIndexH200IsSXM", "cny-index", "H200 141GB", 141, "H200-141GB-SXM"},
 
 		// Memory disambiguation: within MemoryTolerance (10%) of the card's memory.
 		{"VastA100SXM4At40", "vast", "A100 SXM4", 40, "A100-40GB-SXM"},
@@ -173,7 +176,7 @@ func readAliases(t *testing.T) []aliasRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(header, ",") != "source,name,memory_gb,card" {
+	if strings.Join(header, ",") != "source,name,memory_gb,card,link" {
 		t.Fatalf("aliases.csv header = %q", header)
 	}
 	var rows []aliasRow
@@ -492,6 +495,12 @@ func TestLoadCatalog(t *testing.T) {
 			cards:   "",
 			aliases: "source,name,memory_gb,card\n",
 			wantErr: []string{"cards"},
+		},
+		{
+			name:    "AliasLinkNotHTTPS",
+			cards:   testCards,
+			aliases: "source,name,memory_gb,card,link\n*,Alpha,,CARD-A,www.example.com/page\n",
+			wantErr: []string{"aliases row 2", "link"},
 		},
 		{
 			name:    "MalformedAliasesCSV",

@@ -1,6 +1,10 @@
 package aws_test
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -551,5 +555,81 @@ func TestScraper_ConfigOptions(t *testing.T) {
 	}
 	if d := c.Sources["aws"].Scraper.(*aws.Scraper); len(d.Regions) != 4 || d.Format != "csv" || len(d.Families) != len(aws.DefaultFamilies) {
 		t.Errorf("aws defaults %+v", d)
+	}
+}
+
+// The aws-china CSV files are built (no China CSV was ever captured); the
+// one real China offer file is opencost's test copy of the cn-northwest-1
+// JSON offer file (fixtures/aws-china/opencost-cn-northwest-1.json, a
+// single EBS product). The built rows must use what that real file shows
+// for the region: location "China (Ningxia)", usage types prefixed
+// "CNW1-", prices in "CNY". And the JSON parser reads the real file as an
+// offer file (no GPU product in it: nothing parsed, not a layout error).
+func TestChinaFixture_AgreesWithRealOfferFile(t *testing.T) {
+	raw, err := fs.ReadFile(fixtures.FS(), "aws-china/opencost-cn-northwest-1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real struct {
+		Products map[string]struct {
+			Attributes map[string]string `json:"attributes"`
+		} `json:"products"`
+		Terms struct {
+			OnDemand map[string]map[string]struct {
+				PriceDimensions map[string]struct {
+					PricePerUnit map[string]string `json:"pricePerUnit"`
+				} `json:"priceDimensions"`
+			} `json:"OnDemand"`
+		} `json:"terms"`
+	}
+	if err := json.Unmarshal(raw, &real); err != nil {
+		t.Fatal(err)
+	}
+	var location, prefix, currency string
+	for sku, p := range real.Products {
+		if p.Attributes["regionCode"] != "cn-northwest-1" {
+			t.Fatalf("real file: region %q", p.Attributes["regionCode"])
+		}
+		location = p.Attributes["location"]
+		prefix, _, _ = strings.Cut(p.Attributes["usagetype"], "-")
+		for _, term := range real.Terms.OnDemand[sku] {
+			for _, d := range term.PriceDimensions {
+				for c := range d.PricePerUnit {
+					currency = c
+				}
+			}
+		}
+	}
+	if location != "China (Ningxia)" || prefix != "CNW1" || currency != "CNY" {
+		t.Fatalf("real file: location %q, usage prefix %q, currency %q", location, prefix, currency)
+	}
+	body, err := fs.ReadFile(fixtures.FS(), "aws-china/cn-northwest-1.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(bytes.NewReader(body))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := recs[5]
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	rows := recs[6:]
+	if len(rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for i, rec := range rows {
+		if rec[col["Location"]] != location || rec[col["Currency"]] != currency ||
+			!strings.HasPrefix(rec[col["usageType"]], prefix+"-") {
+			t.Errorf("row %d: location %q currency %q usage type %q", i+7, rec[col["Location"]], rec[col["Currency"]], rec[col["usageType"]])
+		}
+	}
+	obs, err := aws.Parse(raw, aws.Filter{Source: "aws-china", Region: "cn-northwest-1"})
+	if !errors.Is(err, scrapers.ErrNothingParsed) || len(obs) != 0 {
+		t.Errorf("real China JSON offer file: %d observations, %v; want nothing parsed (no GPU product)", len(obs), err)
 	}
 }

@@ -218,29 +218,23 @@ func Unmapped(o pricewatch.Observation) bool {
 	return o.RentUnit == "" && o.GPUName == o.OfferID
 }
 
-// keeper collects observations, the first of each size, region and mode;
-// of a size the table does not know, one per size and region, the
-// on-demand row replacing another mode's.
+// keeper collects observations, the first of each size, region and mode.
+// A size the table does not know keeps one row per mode as well: unknowns
+// are counted by price rows (its Spot and reservation rows are prices a
+// ranking misses just as much as its on-demand one), not one per size.
 type keeper struct {
 	out  []pricewatch.Observation
-	seen map[string]int // key → index in out
+	seen map[string]bool // offer key
 }
 
 func (k *keeper) keep(o pricewatch.Observation) {
 	if k.seen == nil {
-		k.seen = map[string]int{}
+		k.seen = map[string]bool{}
 	}
 	key := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
-	if Unmapped(o) {
-		key = "unmapped/" + o.OfferID + "/" + o.Region
-	}
-	i, dup := k.seen[key]
-	switch {
-	case !dup:
-		k.seen[key] = len(k.out)
+	if !k.seen[key] {
+		k.seen[key] = true
 		k.out = append(k.out, o)
-	case Unmapped(o) && o.Mode == pricewatch.ModeOnDemand && k.out[i].Mode != pricewatch.ModeOnDemand:
-		k.out[i] = o
 	}
 }
 
@@ -257,6 +251,9 @@ func observation(it item, billingCurrency string) (pricewatch.Observation, bool)
 		return pricewatch.Observation{}, false
 	}
 	if !(it.RetailPrice > 0) {
+		return pricewatch.Observation{}, false
+	}
+	if _, gone := Retired(it.ArmSkuName); gone {
 		return pricewatch.Observation{}, false
 	}
 	var mode pricewatch.Mode
@@ -304,9 +301,7 @@ func observation(it item, billingCurrency string) (pricewatch.Observation, bool)
 		// An N-family size the table does not know: keep it, named by the
 		// size, so normalize reports it as unknown and someone extends the
 		// table. Its GPU count is unknown, so it states no rent unit
-		// either. Parse and Scrape keep one such row per size and region
-		// (on demand where there is one): its Spot and reservation rows
-		// would repeat the same unknown name up to five times.
+		// either; each of its price rows is reported.
 		o.GPUName, o.GPUCount = sku, 1
 	default:
 		return pricewatch.Observation{}, false
@@ -354,6 +349,19 @@ var sizes = map[string]Size{
 	"Standard_ND96isr_H100_v5":  {"H100-80GB-SXM", 8, 0},
 	"Standard_ND96is_H100_v5":   {"H100-80GB-SXM", 8, 0},
 	"Standard_ND96isrf_H100_v5": {"H100-80GB-SXM", 8, 0},
+	// ND96isnIB, ND96isfl and ND96isf H100 v5 have no size page either. The
+	// Retail Prices API files them under the ND H100 v5 product ("Virtual
+	// Machines NDsH100v5 Series", "NDsfH100v5 Series", "NDsrf H100 v5
+	// Series") and, in every region of the real 2025-06-21 capture (github
+	// Jumbo2020/gpu_prices azure_gpu_prices.json @ 54424a7, 65 Linux price
+	// rows in 13 size-regions), prices them per hour exactly as
+	// ND96is_H100_v5 (eastus 88.488, centralus 108.84, westeurope and
+	// swedencentral 115.034); the series page
+	// (https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series)
+	// gives the series 8 H100 80GB per VM.
+	"Standard_ND96isnIB_H100_v5": {"H100-80GB-SXM", 8, 0},
+	"Standard_ND96isfl_H100_v5":  {"H100-80GB-SXM", 8, 0},
+	"Standard_ND96isf_H100_v5":   {"H100-80GB-SXM", 8, 0},
 	// NC H100 v5 and the confidential NCC H100 v5: H100 NVL 94GB.
 	"Standard_NC40ads_H100_v5":  {"H100-94GB-NVL", 1, 0},
 	"Standard_NC80adis_H100_v5": {"H100-94GB-NVL", 2, 0},

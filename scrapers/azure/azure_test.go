@@ -82,6 +82,11 @@ func TestScraper_Fixture(t *testing.T) {
 		{"azure/Standard_ND96isrf_H200_v5/eastus/ondemand", "H200-141GB-SXM", od, 84.8 / 8},
 		{"azure/Standard_ND96is_MI300X_v5/eastus/ondemand", "MI300X-192GB", od, 48.0 / 8},
 		{"azure/Standard_ND96is_MI300X_v5/eastus/spot", "MI300X-192GB", spot, 8.872 / 8},
+		// Unknown before this table row (real prices of the 2025-06-21
+		// capture, projection rows 50 and 32): 88.488 / 8 = 11.061 and
+		// 36.244685 / 8 = 4.530585625 per GPU-hour.
+		{"azure/Standard_ND96isnIB_H100_v5/eastus/ondemand", h100, od, 11.061},
+		{"azure/Standard_ND96isfl_H100_v5/eastus/spot", h100, spot, 4.530585625},
 		{"azure/Standard_NC8ads_A10_v4/eastus/ondemand", "A10", od, 0.8},
 		{"azure/Standard_NC16ads_A10_v4/eastus/ondemand", "A10", od, 1.6},
 		{"azure/Standard_NC32ads_A10_v4/eastus/ondemand", "A10", od, 3.2 / 2},
@@ -92,7 +97,7 @@ func TestScraper_Fixture(t *testing.T) {
 	// A VM size is rented whole; the fractional NV6ads is one share of one
 	// A10; the size the table does not know has no count, so no unit.
 	const nc64 = "azure/Standard_NC64lds_xl_RTXPRO6000BSE_v6/eastus/ondemand"
-	scrapertest.FixedUnits(t, nr, nc64)
+	scrapertest.FixedUnits(t, nr, nc64, "azure/Standard_NC64lds_xl_RTXPRO6000BSE_v6/eastus/spot")
 	scrapertest.Rent(t, nr, "azure/Standard_NC256ds_xl_RTXPRO6000BSE_v6/eastus/ondemand", pricewatch.RentFixed, 2)
 	if o := scrapertest.Find(t, nr, "azure/Standard_NC8ads_A10_v4/eastus/ondemand"); !o.Shared || o.GPUFraction != 0.5 {
 		t.Errorf("NC8ads A10 v4: fraction %v shared %v, want 1/2, shared", o.GPUFraction, o.Shared)
@@ -118,13 +123,12 @@ func TestScraper_Fixture(t *testing.T) {
 		keys[o.Key] = true
 	}
 	for _, absent := range []string{
-		"azure/Standard_B16als_v2/australiacentral/ondemand",     // non-GPU size
-		"azure/Standard_B16als_v2/australiacentral/reserved-1y",  // non-GPU size
-		"azure/NDamsrA100v4_Type1/eastus/ondemand",               // Dedicated Host
-		"azure/NDasrA100v4_Type1/eastus/ondemand",                // Dedicated Host
-		"azure/NDasrA100v4_Type1/westeurope/ondemand",            // Dedicated Host
-		"azure/Standard_NC64lds_xl_RTXPRO6000BSE_v6/eastus/spot", // unknown size: one row, on demand
-		"azure/Standard_ND40rs_v2/eastus/spot",                   // only Windows Spot rows (real items)
+		"azure/Standard_B16als_v2/australiacentral/ondemand",    // non-GPU size
+		"azure/Standard_B16als_v2/australiacentral/reserved-1y", // non-GPU size
+		"azure/NDamsrA100v4_Type1/eastus/ondemand",              // Dedicated Host
+		"azure/NDasrA100v4_Type1/eastus/ondemand",               // Dedicated Host
+		"azure/NDasrA100v4_Type1/westeurope/ondemand",           // Dedicated Host
+		"azure/Standard_ND40rs_v2/eastus/spot",                  // only Windows Spot rows (real items)
 	} {
 		if keys[absent] {
 			t.Errorf("offer %s must not exist", absent)
@@ -154,7 +158,8 @@ func TestScraper_Fixture(t *testing.T) {
 	// The partial-GPU RTX PRO 6000 size is reported once, from its
 	// on-demand row though its Spot row comes first on the page. The
 	// RTX-PRO-6000-SERVER card is reported until cards.csv has its row.
-	want := map[string]int{"Standard_NC64lds_xl_RTXPRO6000BSE_v6": 1}
+	// One per price row: its on-demand and its Spot row (before: 1).
+	want := map[string]int{"Standard_NC64lds_xl_RTXPRO6000BSE_v6": 2}
 	if _, ok := normalize.DefaultCatalog().Card("RTX-PRO-6000-SERVER"); !ok {
 		want["RTX-PRO-6000-SERVER"] = 1
 	}
@@ -420,6 +425,7 @@ func TestParse_Rules(t *testing.T) {
 		"Standard_ND96isr_H100_v5 spot 40.271872/hour H100-80GB-SXM×8",
 		"Standard_ND96isr_H100_v5 reserved-3y 1.13431e+06/term H100-80GB-SXM×8",
 		"Standard_NX1_v9 ondemand 1.5/hour Standard_NX1_v9×1",
+		"Standard_NX1_v9 spot 0.5/hour Standard_NX1_v9×1",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("observations:\n got %q\nwant %q", got, want)
@@ -494,10 +500,10 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// An N-family size the table does not know is reported once per region,
-// from its on-demand row where it has one, else from its first row: a size
-// sold only as Spot or reserved is still reported, never dropped.
-func TestParse_UnmappedOncePerRegion(t *testing.T) {
+// An N-family size the table does not know is reported once per price row
+// (size, region and mode), so unknowns count the prices a ranking misses:
+// before, one row per size and region (on demand first) stood for all.
+func TestParse_UnmappedPerPriceRow(t *testing.T) {
 	row := func(sku, skuName, typ, term string, price float64) string {
 		r := `{"currencyCode":"USD","retailPrice":` + strconv.FormatFloat(price, 'f', -1, 64) +
 			`,"armRegionName":"eastus","meterName":"` + skuName + `","productName":"Virtual Machines NX Series","skuName":"` + skuName +
@@ -512,7 +518,10 @@ func TestParse_UnmappedOncePerRegion(t *testing.T) {
 		row("Standard_NX2_v9", "NX2 v9", "Reservation", "1 Year", 9000),
 		row("Standard_NX3_v9", "NX3 v9 Spot", "Consumption", "", 0.4),
 		row("Standard_NX3_v9", "NX3 v9", "Consumption", "", 1.2),
+		row("Standard_NX3_v9", "NX3 v9", "Consumption", "", 1.3), // duplicate: the first wins
 		row("Standard_ND128isr_GB300_v6", "ND128isr GB300 v6", "Consumption", "", 120),
+		row("Standard_NC24r", "NC24r", "Consumption", "", 3.96),        // retired NC (K80): dropped
+		row("Standard_NV32as_v4", "NV32as v4", "Consumption", "", 1.8), // retired NVv4 (MI25): dropped
 	}, ",") + `],"NextPageLink":null}`
 	obs, _, err := azure.Parse([]byte(body))
 	if err != nil {
@@ -524,11 +533,38 @@ func TestParse_UnmappedOncePerRegion(t *testing.T) {
 	}
 	want := []string{
 		"Standard_NX2_v9 spot 0.7 Standard_NX2_v9×1",
+		"Standard_NX2_v9 reserved-1y 9000 Standard_NX2_v9×1",
+		"Standard_NX3_v9 spot 0.4 Standard_NX3_v9×1",
 		"Standard_NX3_v9 ondemand 1.2 Standard_NX3_v9×1",
 		"Standard_ND128isr_GB300_v6 ondemand 120 B300-288GB-GB300×4",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("observations:\n got %q\nwant %q", got, want)
+	}
+}
+
+// The older series (K80, P100, P40, M60, MI25) are retired by Microsoft:
+// their sizes are dropped, not reported as unknown GPUs; current sizes are
+// not caught by the patterns.
+func TestRetired(t *testing.T) {
+	for sku, series := range map[string]string{
+		"Standard_NC6": "NC", "Standard_NC24r": "NC", "Standard_NC12_Promo": "NC",
+		"Standard_NC6s_v2": "NCv2", "standard_nc24rs_v2": "NCv2",
+		"Standard_ND24rs": "ND", "Standard_ND6s": "ND",
+		"Standard_NV6": "NV and NV_Promo", "Standard_NV24_Promo": "NV and NV_Promo",
+		"Standard_NV12s_v3": "NVv3", "Standard_NV48s_v3": "NVv3",
+		"Standard_NV4as_v4": "NVv4", "Standard_NV32ahs_v4": "NVv4",
+	} {
+		r, ok := azure.Retired(sku)
+		if !ok || r.Series != series || !strings.HasPrefix(r.Link, "https://") || r.Retired == "" {
+			t.Errorf("Retired(%s) = %+v, %v; want series %s with a link", sku, r, ok, series)
+		}
+	}
+	for _, sku := range []string{"Standard_NC6s_v3", "Standard_NC24rs_v3", "Standard_ND40rs_v2", "Standard_NV6ads_A10_v5",
+		"Standard_NC4as_T4_v3", "Standard_ND96isr_H100_v5", "Standard_NV4ads_V710_v5", "Standard_NC64as_T4_v3"} {
+		if r, ok := azure.Retired(sku); ok {
+			t.Errorf("Retired(%s) = %+v: a current size", sku, r)
+		}
 	}
 }
 
@@ -541,6 +577,10 @@ func TestLookup_NewSizes(t *testing.T) {
 	}{
 		{"Standard_ND96is_MI300X_v5", "MI300X-192GB", 8, 0},
 		{"Standard_ND96isrf_H100_v5", "H100-80GB-SXM", 8, 0},
+		// Unknown before (65 Linux price rows of the 2025-06-21 capture).
+		{"Standard_ND96isnIB_H100_v5", "H100-80GB-SXM", 8, 0},
+		{"Standard_ND96isfl_H100_v5", "H100-80GB-SXM", 8, 0},
+		{"Standard_ND96isf_H100_v5", "H100-80GB-SXM", 8, 0},
 		{"Standard_ND96isrf_H200_v5", "H200-141GB-SXM", 8, 0},
 		{"Standard_NC8ads_A10_v4", "A10", 1, 0.5},
 		{"Standard_NC32ads_A10_v4", "A10", 2, 0},

@@ -9,8 +9,9 @@
 // The rentgpu index agrees: its 恒源云 RTX 3090 point is 0.76 CNY per
 // GPU-hour, believable for one card and absurd (0.095) divided by eight.
 //
-// The scale is unverified: price is printed as yuan per hour by the only
-// public client; the option price_scale (units per yuan, default 1) can
+// The scale is yuan: a public monitoring client of this endpoint takes the
+// payg SKU's price as is and prints it as yuan per hour (fixtures/gpushare/
+// PROVENANCE.md); the option price_scale (units per yuan, default 1) can
 // change it should a live response show fen or li.
 package gpushare
 
@@ -51,7 +52,7 @@ func init() {
 		Name:        "gpushare",
 		Description: "恒源云 gpushare.com machine market (app/api/market/machine/list)",
 		Auth:        "logged-in Bearer token in " + TokenEnv + " (it expires: HTTP 401)",
-		Yields:      "ondemand (skuName payg); CNY per GPU-hour (scale unverified: price_scale)",
+		Yields:      "ondemand (skuName payg); CNY per GPU-hour (price as yuan, as a public client reads it; per card assumed)",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://api.gpushare.com/app/api/market/machine/list",
@@ -83,7 +84,7 @@ type Scraper struct {
 func (s *Scraper) Check(env *scrapers.Env) error {
 	if env.Secret(TokenEnv) == "" {
 		return &scrapers.Disabled{Reason: "needs " + TokenEnv +
-			" (a logged-in gpushare.com Bearer token; it expires); note: the price scale is unverified"}
+			" (a logged-in gpushare.com Bearer token; it expires)"}
 	}
 	return nil
 }

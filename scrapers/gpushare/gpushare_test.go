@@ -57,7 +57,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestScraper_Check(t *testing.T) {
-	scrapertest.NeedsSecret(t, gpushare.New(), gpushare.TokenEnv, "unverified")
+	scrapertest.NeedsSecret(t, gpushare.New(), gpushare.TokenEnv, "Bearer token")
 }
 
 // Requests carry the Bearer token, Origin/Referer and the store's query;

@@ -80,11 +80,13 @@ type serverMeta struct {
 	SpotPrice    scrapers.Number `json:"spot_price"`
 	VRAM         scrapers.Number `json:"vram"`
 	NumGPUs      scrapers.Number `json:"num_gpus"`
-	// GPUs free now: for on-demand instances (effective_… where given)
-	// and for spot ones.
+	// GPUs free now: on demand effective_num_free_devices where given,
+	// else num_free_devices; spot num_free_devices. That is how
+	// JarvisLabs' own SDK counts them (jarvislabsai/jarvislabs
+	// jarvislabs/server_meta.py @ 610357e, _available_devices); it never
+	// reads the spot_num_free_devices that gpuhunt's test fixture carries.
 	EffectiveFree scrapers.Number `json:"effective_num_free_devices"`
 	Free          scrapers.Number `json:"num_free_devices"`
-	SpotFree      scrapers.Number `json:"spot_num_free_devices"`
 }
 
 // freeCount is the first of the counts that is a whole number ≥ 0, or -1.
@@ -107,7 +109,7 @@ type response struct {
 // GPU-hour; GPUCount is num_gpus, the most GPUs one instance takes (1 when
 // absent), and one instance takes any count up to it that is free now
 // (effective_num_free_devices, else num_free_devices; for spot
-// spot_num_free_devices); GPU memory is vram. Container and VM rows of one GPU type and
+// num_free_devices, as JarvisLabs' SDK counts it); GPU memory is vram. Container and VM rows of one GPU type and
 // region are one offer (see the package comment).
 func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
@@ -145,7 +147,7 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			free  int
 		}{
 			{pricewatch.ModeOnDemand, m.PricePerHour, freeCount(m.EffectiveFree, m.Free)},
-			{pricewatch.ModeSpot, m.SpotPrice, freeCount(m.SpotFree, m.EffectiveFree, m.Free)},
+			{pricewatch.ModeSpot, m.SpotPrice, freeCount(m.Free)},
 		} {
 			if !p.price.Valid || !(p.price.Value > 0) {
 				continue

@@ -21,10 +21,12 @@ func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "jarvislabs")
 	nr, g := scrapertest.CheckFixture(t, "jarvislabs", res)
 	// Per GPU, up to num_gpus and no more than are free now: L4 has 8 per
-	// instance, 3 free on demand and 2 for spot; the H100 row has no
-	// num_gpus (1) and 25 free.
+	// instance, 3 free on demand and 3 for spot (num_free_devices, as
+	// JarvisLabs' SDK counts spot capacity; the fixture's
+	// spot_num_free_devices 2, which gave 1..2 before, is not read); the
+	// H100 row has no num_gpus (1) and 25 free.
 	scrapertest.Rent(t, nr, "jarvislabs/L4/india-noida-01/ondemand", pricewatch.RentPerGPU, 1, 2, 3)
-	scrapertest.Rent(t, nr, "jarvislabs/L4/india-noida-01/spot", pricewatch.RentPerGPU, 1, 2)
+	scrapertest.Rent(t, nr, "jarvislabs/L4/india-noida-01/spot", pricewatch.RentPerGPU, 1, 2, 3)
 	scrapertest.Rent(t, nr, "jarvislabs/A100-80GB/india-noida-01/ondemand", pricewatch.RentPerGPU, 1)
 	scrapertest.Rent(t, nr, "jarvislabs/H100/europe-01/ondemand", pricewatch.RentPerGPU, 1)
 	for _, c := range []struct {

@@ -17,8 +17,8 @@ import (
 )
 
 // realRows is the number of priced <tr data-plan> rows in the fixture's
-// table (11 rows, one of them an em dash). The <script> copy holds 12 more.
-const realRows = 10
+// table (12 rows, one of them an em dash). The <script> copy holds 12 more.
+const realRows = 11
 
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "lambda")
@@ -33,15 +33,18 @@ func TestScraper_Fixture(t *testing.T) {
 		key, card string
 		price     float64
 	}{
-		{"lambda/NVIDIA A100 SXM/240vcpu/-/ondemand", "A100-80GB-SXM", 2.79},         // gpu_8x_a100_80gb_sxm4 22.32/8
-		{"lambda/NVIDIA H100 PCIe/26vcpu/-/ondemand", "H100-80GB-PCIE", 3.29},        // gpu_1x_h100_pcie
-		{"lambda/NVIDIA H100 SXM/26vcpu/-/ondemand", "H100-80GB-SXM", 4.29},          // gpu_1x_h100_sxm5
-		{"lambda/NVIDIA A10/30vcpu/-/ondemand", "A10", 1.29},                         // gpu_1x_a10
-		{"lambda/NVIDIA RTX A6000/14vcpu/-/ondemand", "RTX-A6000", 1.09},             // gpu_1x_a6000
-		{"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand", "RTX-A6000", 1.09},             // gpu_2x_a6000 2.18/2
-		{"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand", "RTX-A6000", 1.09},             // gpu_4x_a6000 4.36/4
-		{"lambda/NVIDIA Tesla V100/92vcpu/-/ondemand", "V100-16GB-SXM2", 0.79},       // gpu_8x_v100 6.32/8
-		{"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand", "V100-16GB-SXM2", 0.79},       // gpu_8x_v100_n 6.32/8
+		{"lambda/NVIDIA A100 SXM/240vcpu/-/ondemand", "A100-80GB-SXM", 2.79},  // gpu_8x_a100_80gb_sxm4 22.32/8
+		{"lambda/NVIDIA H100 PCIe/26vcpu/-/ondemand", "H100-80GB-PCIE", 3.29}, // gpu_1x_h100_pcie
+		{"lambda/NVIDIA H100 SXM/26vcpu/-/ondemand", "H100-80GB-SXM", 4.29},   // gpu_1x_h100_sxm5
+		{"lambda/NVIDIA A10/30vcpu/-/ondemand", "A10", 1.29},                  // gpu_1x_a10
+		{"lambda/NVIDIA A100 PCIe/30vcpu/-/ondemand", "A100-40GB-PCIE", 1.99}, // gpu_1x_a100 1.99/1 ("A100 (40 GB PCIe)")
+		{"lambda/NVIDIA RTX A6000/14vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_1x_a6000
+		{"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_2x_a6000 2.18/2
+		{"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_4x_a6000 4.36/4
+		// No Lambda page or response states the V100's form factor: unknown
+		// (card ""), priced all the same (this was V100-16GB-SXM2 before).
+		{"lambda/NVIDIA Tesla V100/92vcpu/-/ondemand", "", 0.79},                     // gpu_8x_v100 6.32/8
+		{"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand", "", 0.79},                     // gpu_8x_v100_n 6.32/8
 		{"lambda/NVIDIA Quadro RTX 6000/14vcpu/-/ondemand", "QUADRO-RTX-6000", 0.69}, // gpu_1x_rtx6000
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
@@ -51,6 +54,7 @@ func TestScraper_Fixture(t *testing.T) {
 	for key, n := range map[string]int{
 		"lambda/NVIDIA A100 SXM/240vcpu/-/ondemand":       8,
 		"lambda/NVIDIA H100 SXM/26vcpu/-/ondemand":        1,
+		"lambda/NVIDIA A100 PCIe/30vcpu/-/ondemand":       1,
 		"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand":       2,
 		"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand":       4,
 		"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand":      8,
@@ -74,8 +78,9 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("%s: per GPU %v, memory %v", o.OfferID, o.PerGPU, o.GPUMemoryGB)
 		}
 	}
-	if len(nr.Unknown) != 0 {
-		t.Errorf("unknown = %v, want none (the Quadro RTX 6000 is a card)", nr.Unknown)
+	// Only the V100 is unknown (the Quadro RTX 6000 is a card).
+	if len(nr.Unknown) != 1 || nr.Unknown["NVIDIA Tesla V100 (16 GB)"] != 2 {
+		t.Errorf("unknown = %v, want the two V100 shapes only", nr.Unknown)
 	}
 }
 

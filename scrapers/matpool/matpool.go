@@ -4,11 +4,14 @@
 // on-demand offer: hardware.priceMillicent per hour for one rental unit
 // (hardware.gpu.gpuIds GPUs), in CNY.
 //
-// The scale of priceMillicent is unverified: the one worked example in
-// public writing ("55000 = ¥0.55/h") means 100000 units per yuan, and the
-// name (a milli-fen, 1e-5 yuan) agrees; the same text also calls the unit
-// 厘 (1000 per yuan). The option price_scale (units per yuan, default
-// 100000) says which one to use.
+// priceMillicent is 100000 units per yuan, per hour per rental unit (份):
+// a public matpool client divides hardware.(discount)PriceMillicent by
+// 100000 for "元/小时/份" and says its tests cross-checked that against the
+// web console's quotes (github quziang/matpool-gpu
+// scripts/matpool_inventory.py and references/inventory.md @ 9fef9bf,
+// 2026-09-07); the one worked example in public writing ("55000 =
+// ¥0.55/h") agrees. The option price_scale (units per yuan) stays for a
+// console that changes it.
 package matpool
 
 import (
@@ -36,7 +39,7 @@ const UserIDEnv = "PRICEWATCH_MATPOOL_USER_ID"
 
 // Defaults of the options.
 const (
-	DefaultPriceScale = 100000 // priceMillicent units per yuan (unverified)
+	DefaultPriceScale = 100000 // priceMillicent units per yuan (quziang/matpool-gpu @ 9fef9bf)
 	DefaultPerPage    = 50
 	DefaultMaxPages   = 20
 )
@@ -46,7 +49,7 @@ func init() {
 		Name:        "matpool",
 		Description: "矩池云 matpool.com machine market (api/machines, GPU category)",
 		Auth:        "logged-in session token in " + TokenEnv + " (optional " + UserIDEnv + ")",
-		Yields:      "ondemand; CNY per hour per rental unit (hardware.priceMillicent, scale unverified: price_scale)",
+		Yields:      "ondemand; CNY per hour per rental unit (hardware.priceMillicent / 100000)",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://matpool.com/api/machines",
@@ -67,7 +70,7 @@ func New() *Scraper {
 // Scraper is the matpool source.
 type Scraper struct {
 	// PriceScale is how many priceMillicent units make one yuan
-	// (100000 by the one worked example; 1000 if the unit is 厘).
+	// (100000, as matpool's web client data is read by a public client).
 	PriceScale float64 `yaml:"price_scale"`
 	// PerPage is per_page of the listing.
 	PerPage int `yaml:"per_page"`
@@ -79,7 +82,7 @@ type Scraper struct {
 func (s *Scraper) Check(env *scrapers.Env) error {
 	if env.Secret(TokenEnv) == "" {
 		return &scrapers.Disabled{Reason: "needs " + TokenEnv +
-			" (a logged-in matpool.com session token); note: the price scale of priceMillicent is unverified"}
+			" (a logged-in matpool.com session token)"}
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestScraper_Check(t *testing.T) {
-	scrapertest.NeedsSecret(t, matpool.New(), matpool.TokenEnv, "unverified")
+	scrapertest.NeedsSecret(t, matpool.New(), matpool.TokenEnv, "session token")
 }
 
 // Requests carry the Bearer token and the listing's query; pages are walked

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -131,8 +132,16 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 	}
 	var out []pricewatch.Observation
 	for _, g := range r.Data.GPUTypes {
+		// A query that does not ask for the id (a real capture of another
+		// query has none) still names the GPU: displayName with the memory
+		// decides the card where the display name does (the aliases'
+		// guards keep "Tesla V100" 16 GB, PCIe or SXM2, unknown).
+		name := strings.TrimSpace(g.ID)
+		if name == "" {
+			name = strings.TrimSpace(g.DisplayName)
+		}
 		// The capture's "unknown" row is a placeholder, not a card.
-		if g.ID == "" || g.ID == "unknown" || g.MemoryInGb <= 0 {
+		if name == "" || strings.EqualFold(name, "unknown") || g.MemoryInGb <= 0 {
 			continue
 		}
 		add := func(tier string, mode pricewatch.Mode, offered bool, price *float64) {
@@ -150,7 +159,7 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			}
 			avail, level := st.availability()
 			out = append(out, pricewatch.Observation{
-				Source: "runpod", OfferID: g.ID + "/" + tier, GPUName: g.ID,
+				Source: "runpod", OfferID: name + "/" + tier, GPUName: name,
 				GPUCount: g.MaxGpuCount, GPUMemoryGB: g.MemoryInGb,
 				Price: *price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
 				Mode: mode, URL: url,

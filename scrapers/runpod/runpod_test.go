@@ -190,3 +190,89 @@ func TestParse_Stock(t *testing.T) {
 		t.Errorf("query %s", runpod.Query)
 	}
 }
+
+// A real capture of another query has no id field: the GPU is then named
+// by displayName and its memory. The same real capture with every "id"
+// removed must map exactly the same cards. RunPod's own answer pairs each
+// displayName with one id (checked here), which is what lets the display
+// name decide the part ("Tesla V100" is the PCIe card, "RTX PRO 6000" the
+// Workstation Edition). Before the fallback every row was dropped and
+// Parse failed with "nothing parsed"; before the runpod display-name
+// aliases 5 of 149 observations (Tesla V100 ×2, RTX PRO 6000 ×3) and the
+// 12 A100 ones stayed unknown.
+func TestParse_NoID(t *testing.T) {
+	raw, err := fs.ReadFile(fixtures.FS(), "runpod/graphql.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	types := doc["data"].(map[string]any)["gpuTypes"].([]any)
+	for _, g := range types {
+		delete(g.(map[string]any), "id")
+	}
+	stripped, _ := json.Marshal(doc)
+
+	withID, err := runpod.Parse(raw, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noID, err := runpod.Parse(stripped, "u")
+	if err != nil {
+		t.Fatalf("no id: %v", err)
+	}
+	if len(noID) != len(withID) {
+		t.Fatalf("%d observations without id, %d with", len(noID), len(withID))
+	}
+	cat := normalize.DefaultCatalog()
+	card := func(o pricewatch.Observation) string {
+		c, _ := cat.Resolve("runpod", o.GPUName, o.GPUMemoryGB)
+		return c
+	}
+	mapped, unknown := 0, map[string]int{}
+	for i := range noID {
+		a, b := withID[i], noID[i]
+		if a.Price != b.Price || a.Mode != b.Mode || a.GPUCount != b.GPUCount {
+			t.Fatalf("row %d: %+v vs %+v", i, a, b)
+		}
+		switch cb := card(b); {
+		case cb == "":
+			unknown[b.GPUName]++
+		case cb != card(a):
+			t.Errorf("%s (%v GB): card %s, with id %s", b.GPUName, b.GPUMemoryGB, cb, card(a))
+		default:
+			mapped++
+		}
+	}
+	if len(unknown) != 0 || mapped != len(noID) {
+		t.Errorf("without id: %d of %d map, unknown %v; want all", mapped, len(noID), unknown)
+	}
+	// One id per display name in RunPod's own answer.
+	var withIDs struct {
+		Data struct {
+			GPUTypes []struct{ ID, DisplayName string } `json:"gpuTypes"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &withIDs); err != nil {
+		t.Fatal(err)
+	}
+	idOf := map[string]string{}
+	for _, g := range withIDs.Data.GPUTypes {
+		if prev, ok := idOf[g.DisplayName]; ok && prev != g.ID {
+			t.Errorf("display name %q names %q and %q: it cannot decide the part", g.DisplayName, prev, g.ID)
+		}
+		idOf[g.DisplayName] = g.ID
+	}
+	if idOf["Tesla V100"] != "Tesla V100-PCIE-16GB" || idOf["RTX PRO 6000"] != "NVIDIA RTX PRO 6000 Blackwell Workstation Edition" {
+		t.Errorf("display names in the capture: Tesla V100 = %q, RTX PRO 6000 = %q", idOf["Tesla V100"], idOf["RTX PRO 6000"])
+	}
+	// A100 SXM 80 GB, community on demand: 1.39 per GPU-hour as with the id.
+	for _, o := range noID {
+		if o.OfferID == "A100 SXM/community" && o.Mode == pricewatch.ModeOnDemand && o.Price != 1.39 {
+			t.Errorf("A100 SXM community on demand = %v, want 1.39", o.Price)
+		}
+	}
+	t.Logf("without id: %d of %d observations map, unknown %v", mapped, len(noID), unknown)
+}

@@ -133,6 +133,9 @@ func row(cloud, currency, url string, get func(string) string) []candidate {
 		accel = VastName(accel, get("InstanceType"))
 	}
 	name := GPUName(accel, info.name, get("InstanceType"))
+	if n, ok := PartName(cloud, get("InstanceType")); ok {
+		name = n // the provider's own description decides the part
+	}
 	mem := info.memoryGB(cloud, count)
 	id := get("InstanceType")
 	if id == "" {

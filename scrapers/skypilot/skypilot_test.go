@@ -141,14 +141,35 @@ func TestScraper_Fixture(t *testing.T) {
 	// Names that state no form factor (or edition) where the row's fields
 	// do not decide it stay unknown.
 	for _, name := range []string{
-		"H100 (80 GB)",         // Verda's 1H100.80S.32V: no form factor stated
-		"A100-80GB (80 GB)",    // Verda-style name without form factor
-		"V100 (16 GB)",         // SXM2 or PCIe, not stated
+		"V100 (16 GB)",         // Lambda, Verda: SXM2 or PCIe, stated nowhere
 		"RTX-PRO-6000 (96 GB)", // Verda: Server, Workstation or Max-Q not stated
 		"H100",                 // Paperspace: GpuInfo is just "H100", no memory
 	} {
 		if nr.Unknown[name] == 0 {
 			t.Errorf("unknown report misses %q: %v", name, nr.Unknown)
+		}
+	}
+	// Before data/parts.csv these 9 offers were unknown ("A100 (40 GB)" ×2,
+	// "H100 (80 GB)" ×2, "A100-80GB (80 GB)" ×5); the provider's own
+	// description of the instance type decides them now. Prices per
+	// GPU-hour by hand from the catalog rows: Lambda gpu_1x_a100 1.99 / 1 =
+	// 1.99; Verda 1A100.22V 1.29 / 1 = 1.29, spot 0.4515; 4A100.88V
+	// 5.16 / 4 = 1.29; 1H100.80S.32V 2.29 / 1, spot 0.8015.
+	for key, want := range map[string]struct {
+		card  string
+		price float64
+	}{
+		"skypilot/lambda/gpu_1x_a100/us-east-1/ondemand": {"A100-40GB-PCIE", 1.99},
+		"skypilot/lambda/gpu_1x_a100/us-west-2/ondemand": {"A100-40GB-PCIE", 1.99},
+		"skypilot/verda/1A100.22V/FIN-01/ondemand":       {"A100-80GB-SXM", 1.29},
+		"skypilot/verda/1A100.22V/FIN-03/spot":           {"A100-80GB-SXM", 0.4515},
+		"skypilot/verda/4A100.88V/FIN-03/ondemand":       {"A100-80GB-SXM", 1.29},
+		"skypilot/verda/1H100.80S.32V/FIN-02/ondemand":   {"H100-80GB-SXM", 2.29},
+		"skypilot/verda/1H100.80S.32V/FIN-02/spot":       {"H100-80GB-SXM", 0.8015},
+	} {
+		o, ok := keys[key]
+		if !ok || o.Card != want.card || math.Abs(o.PricePerGPUHour-want.price) > 1e-9 {
+			t.Errorf("%s: card %q at %v (found %v), want %q at %v", key, o.Card, o.PricePerGPUHour, ok, want.card, want.price)
 		}
 	}
 	if g.ByMode["ondemand"] == 0 || g.ByMode["spot"] == 0 {

@@ -252,6 +252,11 @@ func ParseReader(r io.Reader, url string, emit func(pricewatch.Observation)) err
 	return nil
 }
 
+// SpotAboveOnDemand is the stock note of an interruptible offer whose
+// price (minimum bid plus storage) is above the same offer's on-demand
+// dph_total.
+const SpotAboveOnDemand = "interruptible price above its own on-demand price"
+
 // observe emits an offer's observations (on-demand, and spot where it
 // takes bids) and returns how many.
 func observe(o offer, url string, emit func(pricewatch.Observation)) int {
@@ -275,6 +280,13 @@ func observe(o offer, url string, emit func(pricewatch.Observation)) int {
 			return
 		}
 		n++
+		a, stock := avail, ""
+		if mode == pricewatch.ModeSpot && price > o.DPHTotal {
+			// A bid floor above the offer's own on-demand price (Vast's
+			// data has them) is never the way to rent it: kept with its
+			// price, not available, so it never ranks.
+			a, stock = pricewatch.AvailableNo, SpotAboveOnDemand
+		}
 		emit(pricewatch.Observation{
 			Source: "vast", OfferID: id, Region: o.Geolocation,
 			GPUName: name, GPUCount: o.NumGPUs, GPUMemoryGB: o.GPURAM / 1024,
@@ -282,7 +294,7 @@ func observe(o offer, url string, emit func(pricewatch.Observation)) int {
 			Mode: mode, Reliability: o.Reliability, URL: url,
 			// An offer is rented whole: all num_gpus GPUs (gpu_frac is
 			// the offer's share of the host, not a fraction of a GPU).
-			RentUnit: pricewatch.RentFixed, Available: avail,
+			RentUnit: pricewatch.RentFixed, Available: a, Stock: stock,
 			Bid: mode == pricewatch.ModeSpot, StoragePerGBMonth: max(o.StorageCost, 0), EgressPerGB: max(o.InetUpCost, 0),
 		})
 	}

@@ -256,3 +256,38 @@ func TestGPUName(t *testing.T) {
 		}
 	}
 }
+
+// An interruptible price (min_bid + storage_total_cost) above the same
+// offer's on-demand dph_total is kept with its price but not available, so
+// it never ranks. Id 13506830 (RTX 4090 ×1, rentable): 0.2888889 +
+// 0.0069444 = 0.2958333 per GPU-hour against dph_total 0.2069444. Id
+// 13489095: 0.16 + 0.0013889 = 0.1613889 below 0.1680556, available. In
+// the fixture's 659 offers 137 spot prices are above their on-demand one
+// (counted by hand over bundles.json); before this rule all were "yes".
+func TestObserve_SpotAboveOnDemand(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "vast")
+	nr, _ := scrapertest.Normalize("vast", res)
+	above := scrapertest.Find(t, nr, "vast/13506830/South Africa, ZA/spot")
+	if above.Available != pricewatch.AvailableNo || above.Stock != vast.SpotAboveOnDemand ||
+		math.Abs(above.PricePerGPUHour-(0.2888889+0.006944444444444445)) > 1e-9 {
+		t.Errorf("13506830 spot: %s %q at %v", above.Available, above.Stock, above.PricePerGPUHour)
+	}
+	if od := scrapertest.Find(t, nr, "vast/13506830/South Africa, ZA/ondemand"); od.Available != pricewatch.AvailableYes {
+		t.Errorf("13506830 on demand: %s", od.Available)
+	}
+	if below := scrapertest.Find(t, nr, "vast/13489095/South Korea, KR/spot"); below.Available != pricewatch.AvailableYes || below.Stock != "" {
+		t.Errorf("13489095 spot: %s %q", below.Available, below.Stock)
+	}
+	n := 0
+	for _, o := range nr.Offers {
+		if o.Stock == vast.SpotAboveOnDemand {
+			n++
+			if o.Mode != pricewatch.ModeSpot {
+				t.Errorf("%s: flagged in mode %s", o.Key, o.Mode)
+			}
+		}
+	}
+	if n != 137 {
+		t.Errorf("%d spot offers flagged, want 137", n)
+	}
+}
