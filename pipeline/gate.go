@@ -190,7 +190,7 @@ func layoutDrift(in gateIn) (*store.Level, string) {
 			drops = append(drops, fmt.Sprintf("%s %d → %d mapped offers (%+.0f%%)", m, was, now, 100*float64(now-was)/float64(was)))
 		}
 	}
-	lost := cardLoss(in.health.MappedCards, cards, in.health.Mapped, in.cfg.MaxCardLoss)
+	lost := cardLoss(in.health.MappedCards, cards, in.health.Mapped, mapped, in.cfg.MaxCardLoss)
 	for _, m := range modesOf(in.health.Mapped) {
 		if l, ok := lost[m]; ok {
 			drops = append(drops, l.String())
@@ -222,23 +222,23 @@ func layoutDrift(in gateIn) (*store.Level, string) {
 
 // modeLoss is what a mode's cards lost since the last applied run.
 type modeLoss struct {
-	mode       pricewatch.Mode
-	lost, was  int            // offers lost in the cards that lost most, of the mode's
-	cards      map[string]int // those cards (card\x00mode) → offers now
-	cardsTotal int
+	mode      pricewatch.Mode
+	lost, was int            // offers lost (net of the mode's gains), of the mode's
+	cards     map[string]int // the cards that lost half or more (card\x00mode) → offers now
 }
 
 func (l modeLoss) String() string {
-	return fmt.Sprintf("%s: %d cards lost half or more of their offers, %d of %d mapped offers (%.0f%%)",
+	return fmt.Sprintf("%s: %d cards lost half or more of their offers, the mode %d of %d mapped offers (%.0f%%) with them",
 		l.mode, len(l.cards), l.lost, l.was, 100*share(l.lost, l.was))
 }
 
 // cardLoss finds, per mode, the cards that lost half or more of their
-// mapped offers; the mode lost its layout when those losses add up to at
-// least 3 offers and more than maxLoss of the mode's offers. A
-// marketplace's rare cards come and go one offer at a time; a renamed
-// field takes a share of every card it touches at once.
-func cardLoss(was, now map[string]int, wasMode map[pricewatch.Mode]int, maxLoss float64) map[pricewatch.Mode]modeLoss {
+// mapped offers, and counts their loss as far as the mode as a whole
+// shrank: on a marketplace hosts come and go, and a card that lost its few
+// offers is made up by others that gained; a renamed field empties cards
+// and nothing makes up for them. A mode lost its layout when that loss is
+// at least 3 offers and more than maxLoss of the mode's offers.
+func cardLoss(was, now map[string]int, wasMode, nowMode map[pricewatch.Mode]int, maxLoss float64) map[pricewatch.Mode]modeLoss {
 	out := map[pricewatch.Mode]modeLoss{}
 	for k, w := range was {
 		n := now[k]
@@ -255,6 +255,8 @@ func cardLoss(was, now map[string]int, wasMode map[pricewatch.Mode]int, maxLoss 
 		out[m] = l
 	}
 	for m, l := range out {
+		l.lost = min(l.lost, max(0, wasMode[m]-nowMode[m]))
+		out[m] = l
 		if l.lost < 3 || float64(l.lost) <= maxLoss*float64(l.was) {
 			delete(out, m)
 		}

@@ -1,12 +1,17 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
@@ -168,4 +173,69 @@ func TestPipeline_OneRunPerSource(t *testing.T) {
 	if s := env.Pipeline.RunSource(t.Context(), "runpod"); s.Err != nil {
 		t.Errorf("after: %v", s.Err)
 	}
+}
+
+// Out of sample on a real marketplace: Vast's capture split into two
+// disjoint halves of hosts (by CRC32 of the offer id: even, odd). The gate
+// anchors on one half; the other half — every host replaced, more churn
+// than any two runs ten minutes apart show — must still be applied, with
+// few offers held back as outliers. Then the reverse.
+func TestGate_VastHostsReplacedIsApplied(t *testing.T) {
+	body, err := fs.ReadFile(fixtures.FS(), "vast/bundles.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Offers []json.RawMessage `json:"offers"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	half := func(parity uint32) []byte {
+		var keep []json.RawMessage
+		for _, o := range doc.Offers {
+			var id struct{ ID int64 }
+			json.Unmarshal(o, &id)
+			if crc32.ChecksumIEEE([]byte(strconv.FormatInt(id.ID, 10)))%2 == parity {
+				keep = append(keep, o)
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"offers": keep})
+		return b
+	}
+	for _, order := range [][2]uint32{{0, 1}, {1, 0}} {
+		var serving atomic.Value
+		serving.Store(half(order[0]))
+		good := fixtures.Handler(fixtures.FS())
+		env := pipelinetest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, fixtures.Base("", "vast")) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(serving.Load().([]byte))
+				return
+			}
+			good.ServeHTTP(w, r)
+		}), func(c *config.Config) { c.Ingest = config.DefaultIngest() })
+		env.Round(t)
+		serving.Store(half(order[1]))
+		sum := runpodOrNamed(env.Round(t, "vast"), "vast")
+		if sum.Err != nil || sum.Held != "" {
+			t.Errorf("half %d after half %d: %v %q %s", order[1], order[0], sum.Err, sum.Held, sum.Reason)
+			continue
+		}
+		// Some new hosts' prices are far from the half the source was
+		// anchored on; they wait for confirmation, but stay few.
+		if share := float64(sum.HeldOffers) / float64(sum.Offers); share > 0.05 {
+			t.Errorf("half %d after half %d: %d of %d offers held back", order[1], order[0], sum.HeldOffers, sum.Offers)
+		}
+		t.Logf("half %d after half %d: applied, %d of %d offers held back as outliers", order[1], order[0], sum.HeldOffers, sum.Offers)
+	}
+}
+
+func runpodOrNamed(sums []pipeline.Summary, name string) pipeline.Summary {
+	for _, s := range sums {
+		if s.Source == name {
+			return s
+		}
+	}
+	return pipeline.Summary{}
 }

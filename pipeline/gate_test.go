@@ -292,7 +292,9 @@ func TestJudge_LayoutDrift(t *testing.T) {
 		{"a marketplace's rare card gone", 30, 20, 8, 40, 3, ""},
 		// T4 loses all 10 (≥ half): 10 of 60 = 17% > 10%, while the mode
 		// lost only 17% (< 20%).
-		{"one card's offers gone: 15% of the mode", 30, 20, 0, 40, 3, "ondemand: 1 cards lost half or more of their offers, 10 of 60 mapped offers (17%)"},
+		{"one card's offers gone: 15% of the mode", 30, 20, 0, 40, 3, "ondemand: 1 cards lost half or more of their offers, the mode 10 of 60 mapped offers (17%) with them"},
+		// The same card gone while others gained as many: churn, applied.
+		{"one card gone, others gained", 36, 24, 0, 40, 3, ""},
 		{"a renamed field drops 23 on-demand offers", 30, 7, 0, 40, 3, "ondemand 60 → 37 mapped offers (-38%)"},
 		{"every GPU renamed", 0, 0, 0, 0, 103, "offers mapping to no card"},
 	} {
