@@ -33,6 +33,7 @@ type outboxEnv struct {
 	clock  *clock
 	sender *alerts.Sender
 	path   string
+	url    string // the fake Slack
 }
 
 func newOutbox(t *testing.T) *outboxEnv {
@@ -48,7 +49,7 @@ func newOutbox(t *testing.T) *outboxEnv {
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	n := alerts.NewSlack(alerts.SlackConfig{Token: "xoxb-test", Channel: "#gpu", APIURL: srv.URL})
-	return &outboxEnv{st: st, slack: f, clock: c, path: path,
+	return &outboxEnv{st: st, slack: f, clock: c, path: path, url: srv.URL,
 		sender: &alerts.Sender{Outbox: st, Notifier: n, Log: slog.New(slog.DiscardHandler), Now: c.Now}}
 }
 
@@ -219,8 +220,7 @@ func TestOutbox_KillBetweenPostAndRecord(t *testing.T) {
 	if _, err := e.sender.DeliverDue(context.Background()); err == nil {
 		t.Fatal("the simulated crash did not surface")
 	}
-	// Restart: a fresh sender over the same store.
-	e.sender.Outbox = e.st
+	e.restart() // a fresh sender and notifier over the same store
 	e.drain(t, time.Minute)
 	got := e.slack.Texts()
 	if strings.Join(got, ",") != "a,b" {
