@@ -152,7 +152,8 @@ func (s *Sender) resolve(ctx context.Context, m *store.Message, now time.Time) (
 		wait, permanent := Classify(err)
 		if !permanent {
 			m.Attempts++ // a lookup is an attempt: it backs off like a post
-			return s.retry(ctx, m, now, wait, fmt.Errorf("look up the earlier post: %w", err))
+			wait, err := s.retry(m, now, wait, fmt.Errorf("look up the earlier post: %w", err))
+			return wait, false, err
 		}
 		s.count("unconfirmed")
 		s.Log.Warn("cannot look up an earlier post of a slack message; posting again, it may appear twice",
@@ -197,20 +198,19 @@ func (s *Sender) deliver(ctx context.Context, m *store.Message, now time.Time) (
 		s.Log.Error("slack message failed for good", "id", m.ID, "kind", m.Kind, "err", err)
 		return 0, s.Outbox.UpdateMessage(*m)
 	}
-	wait, _, err = s.retry(ctx, m, now, wait, err)
-	return wait, err
+	return s.retry(m, now, wait, err)
 }
 
 // retry schedules the message's next attempt: after Slack's Retry-After
 // (wait), else after the exponential backoff.
-func (s *Sender) retry(_ context.Context, m *store.Message, now time.Time, wait time.Duration, cause error) (time.Duration, bool, error) {
+func (s *Sender) retry(m *store.Message, now time.Time, wait time.Duration, cause error) (time.Duration, error) {
 	if wait == 0 {
 		wait = min(BackoffBase<<min(max(m.Attempts, 1)-1, 16), BackoffMax)
 	}
 	m.NextAttempt, m.LastError = now.Add(wait), cause.Error()
 	s.count("retry")
 	s.Log.Warn("slack delivery failed; will retry", "id", m.ID, "attempt", m.Attempts, "in", wait, "err", cause)
-	return wait, false, s.Outbox.UpdateMessage(*m)
+	return wait, s.Outbox.UpdateMessage(*m)
 }
 
 func (s *Sender) settle() time.Duration {
