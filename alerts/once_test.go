@@ -215,3 +215,28 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// The lookup needs the channel's id: a configured id is used as it is, a
+// name is resolved once with conversations.list.
+func TestSlackFind_ChannelNameOrID(t *testing.T) {
+	for _, c := range []struct {
+		channel string
+		lists   int
+	}{{"#" + slacktest.ChannelName, 1}, {slacktest.ChannelID, 0}} {
+		e := newOutbox(t)
+		e.enqueue(t, "a")
+		e.drain(t, time.Minute)
+		id := mustMessages(t, e.st)[0]
+		f := alerts.NewSlack(alerts.SlackConfig{Token: "xoxb-test", Channel: c.channel, APIURL: e.url}).(alerts.Finder)
+		for range 2 {
+			r, found, err := f.Find(context.Background(), e.slack.Posted()[0].Metadata.EventPayload["id"].(string),
+				t0.Add(-time.Minute), t0.Add(time.Minute))
+			if err != nil || !found || r.TS != id.TS || r.Channel != slacktest.ChannelID {
+				t.Fatalf("%s: %+v %v %v, want the message at %s", c.channel, r, found, err, id.TS)
+			}
+		}
+		if n := e.slack.Calls("conversations.list"); n != c.lists {
+			t.Errorf("%s: %d conversations.list calls, want %d", c.channel, n, c.lists)
+		}
+	}
+}
