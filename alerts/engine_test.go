@@ -242,10 +242,10 @@ func TestSender_DeliversHealthWithoutAWatchPost(t *testing.T) {
 				t.Fatal(err)
 			}
 			deadline := time.Now().Add(3 * time.Second)
-			for len(o.slack.delivered()) == 0 && time.Now().Before(deadline) {
+			for len(o.slack.Texts()) == 0 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			got := o.slack.delivered()
+			got := o.slack.Texts()
 			if len(got) != 1 || !strings.Contains(got[0], "lambda") {
 				t.Fatalf("delivered %v, want the health message within seconds", got)
 			}
@@ -260,16 +260,14 @@ func TestSender_PrunesAfterRetention(t *testing.T) {
 	o.sender.Retention = 30 * 24 * time.Hour
 	o.enqueue(t, "old-sent")
 	o.drain(t, time.Minute)
-	o.slack.script = []string{"channel_not_found"}
+	o.slack.Script("channel_not_found")
 	o.enqueue(t, "old-failed")
 	o.drain(t, time.Minute)
 	o.clock.Advance(20 * 24 * time.Hour)
 	o.enqueue(t, "newer-sent")
 	o.drain(t, time.Minute)
 	o.clock.Advance(11 * 24 * time.Hour)
-	o.slack.mu.Lock()
-	o.slack.down = true
-	o.slack.mu.Unlock()
+	o.slack.SetDown(true)
 	o.enqueue(t, "pending")
 	if n, err := o.sender.Prune(); err != nil || n != 2 {
 		t.Fatalf("pruned %d (%v), want the two old ones", n, err)

@@ -45,6 +45,17 @@ const (
 	MaxAge      = 24 * time.Hour
 )
 
+// Crash safety. A post whose answer was not recorded is looked up in the
+// channel DefaultSettle after it was sent — longer than the notifier's
+// 15-second HTTP timeout, so a post the old process still had in flight
+// has landed or been dropped by then — among the messages Slack stamped
+// from LookupSkew before the post to LookupSkew after the settle time
+// (Slack's clock and ours may disagree).
+const (
+	DefaultSettle = 30 * time.Second
+	LookupSkew    = 2 * time.Minute
+)
+
 // Sender drains the outbox in order: a message waiting for a retry holds
 // back the ones after it, so Slack sees them in the order decided.
 type Sender struct {
@@ -52,7 +63,9 @@ type Sender struct {
 	Notifier Notifier // nil: messages are logged and marked sent
 	Log      *slog.Logger
 	Now      func() time.Time
-	// Result, if set, counts delivery results (sent, retry, failed).
+	// Result, if set, counts delivery results (sent, retry, failed; found:
+	// an unanswered post was in the channel; unconfirmed: posted again
+	// without being able to look).
 	Result func(string)
 	// Poll is the longest Run sleeps between looks at the outbox (0:
 	// DefaultPoll); a wake ends the sleep at once.
@@ -60,6 +73,9 @@ type Sender struct {
 	// Retention is how long sent and failed messages are kept (0:
 	// DefaultOutboxRetention).
 	Retention time.Duration
+	// Settle is how long after an unanswered post the sender looks for it
+	// in the channel (0: DefaultSettle).
+	Settle time.Duration
 
 	pruned time.Time // last prune (Run's goroutine only)
 }
@@ -93,49 +109,150 @@ func (s *Sender) DeliverDue(ctx context.Context) (time.Duration, error) {
 		if m.NextAttempt.After(now) {
 			return m.NextAttempt.Sub(now), nil
 		}
-		msg, err := decode(m.Payload)
-		if err == nil {
-			err = s.send(ctx, msg)
-		}
-		m.Attempts++
-		if err == nil {
-			m.Status, m.SentAt, m.LastError = store.Sent, now, ""
-			s.count("sent")
-			if err := s.Outbox.UpdateMessage(*m); err != nil {
-				return 0, err
+		if m.Attempt != nil {
+			wait, found, err := s.resolve(ctx, m, now)
+			if err != nil || wait > 0 {
+				return wait, err
 			}
-			continue
-		}
-		wait, permanent := Classify(err)
-		m.LastError = err.Error()
-		if permanent {
-			m.Status = store.Failed
-			s.count("failed")
-			s.Log.Error("slack message failed for good", "id", m.ID, "kind", m.Kind, "err", err)
-			if err := s.Outbox.UpdateMessage(*m); err != nil {
-				return 0, err
+			if found {
+				continue
 			}
-			continue
 		}
-		if wait == 0 {
-			wait = min(BackoffBase<<min(m.Attempts-1, 16), BackoffMax)
+		wait, err := s.deliver(ctx, m, now)
+		if err != nil || wait > 0 {
+			return wait, err
 		}
-		m.NextAttempt = now.Add(wait)
-		s.count("retry")
-		s.Log.Warn("slack delivery failed; will retry", "id", m.ID, "attempt", m.Attempts, "in", wait, "err", err)
-		if err := s.Outbox.UpdateMessage(*m); err != nil {
-			return 0, err
-		}
-		return wait, nil
 	}
 }
 
-func (s *Sender) send(ctx context.Context, m Message) error {
-	if s.Notifier == nil {
-		s.Log.Info("alert (no Slack configured)", "text", m.Text)
-		return nil
+// resolve settles a message whose last post may have reached Slack (the
+// process died or the post went unanswered): it looks the message up in
+// the channel once any post still in flight must have landed, records it
+// delivered if it is there, and otherwise lets it be posted again. A lookup
+// that fails for now (Slack down, rate limited) is retried with the
+// delivery backoff and nothing is posted meanwhile; one that cannot work
+// (a missing channels:history scope, a webhook) posts again with a warning:
+// a possible repeat is better than holding every later alert back.
+func (s *Sender) resolve(ctx context.Context, m *store.Message, now time.Time) (wait time.Duration, found bool, err error) {
+	f, ok := s.Notifier.(Finder)
+	if !ok {
+		if s.Notifier != nil {
+			s.count("unconfirmed")
+			s.Log.Warn("slack message may have been posted before; this notifier cannot look it up, posting again",
+				"id", m.ID, "attempted", m.Attempt.At)
+		}
+		return 0, false, nil
 	}
-	return s.Notifier.Notify(ctx, m)
+	settled := m.Attempt.At.Add(s.settle())
+	if now.Before(settled) {
+		return settled.Sub(now), false, nil
+	}
+	r, found, err := f.Find(ctx, m.Attempt.ClientID, m.Attempt.At.Add(-LookupSkew), settled.Add(LookupSkew))
+	if err != nil {
+		wait, permanent := Classify(err)
+		if !permanent {
+			m.Attempts++ // a lookup is an attempt: it backs off like a post
+			wait, err := s.retry(m, now, wait, fmt.Errorf("look up the earlier post: %w", err))
+			return wait, false, err
+		}
+		s.count("unconfirmed")
+		s.Log.Warn("cannot look up an earlier post of a slack message; posting again, it may appear twice",
+			"id", m.ID, "attempted", m.Attempt.At, "err", err)
+		return 0, false, nil
+	}
+	if !found {
+		return 0, false, nil
+	}
+	m.Status, m.SentAt, m.LastError = store.Sent, m.Attempt.At, ""
+	m.Channel, m.TS, m.Attempt = r.Channel, r.TS, nil
+	s.count("found")
+	return 0, true, s.Outbox.UpdateMessage(*m)
+}
+
+// deliver posts a message, with its attempt committed first, and records
+// Slack's answer; it returns how long to wait when the message must wait.
+func (s *Sender) deliver(ctx context.Context, m *store.Message, now time.Time) (time.Duration, error) {
+	msg, err := decode(m.Payload)
+	var r Receipt
+	if err == nil {
+		m.Attempts++
+		m.Attempt = &store.Attempt{ClientID: clientID(m), At: now}
+		if err := s.Outbox.UpdateMessage(*m); err != nil {
+			return 0, fmt.Errorf("record the attempt before posting: %w", err)
+		}
+		r, err = s.send(ctx, msg, m.Attempt.ClientID)
+	}
+	if err == nil {
+		m.Status, m.SentAt, m.LastError = store.Sent, now, ""
+		m.Channel, m.TS, m.Attempt = r.Channel, r.TS, nil
+		s.count("sent")
+		return 0, s.Outbox.UpdateMessage(*m)
+	}
+	if !maybePosted(err) {
+		m.Attempt = nil
+	}
+	wait, permanent := Classify(err)
+	if permanent {
+		m.Status, m.LastError = store.Failed, err.Error()
+		s.count("failed")
+		s.Log.Error("slack message failed for good", "id", m.ID, "kind", m.Kind, "err", err)
+		return 0, s.Outbox.UpdateMessage(*m)
+	}
+	return s.retry(m, now, wait, err)
+}
+
+// retry schedules the message's next attempt: after Slack's Retry-After
+// (wait), else after the exponential backoff.
+func (s *Sender) retry(m *store.Message, now time.Time, wait time.Duration, cause error) (time.Duration, error) {
+	if wait == 0 {
+		wait = min(BackoffBase<<min(max(m.Attempts, 1)-1, 16), BackoffMax)
+	}
+	m.NextAttempt, m.LastError = now.Add(wait), cause.Error()
+	s.count("retry")
+	s.Log.Warn("slack delivery failed; will retry", "id", m.ID, "attempt", m.Attempts, "in", wait, "err", cause)
+	return wait, s.Outbox.UpdateMessage(*m)
+}
+
+func (s *Sender) settle() time.Duration {
+	if s.Settle > 0 {
+		return s.Settle
+	}
+	return DefaultSettle
+}
+
+// clientID names a message for Slack: stable across attempts, and not
+// repeated by a new database (whose ids start again at 1).
+func clientID(m *store.Message) string {
+	return fmt.Sprintf("pw-%d-%d", m.ID, m.Created.UnixNano())
+}
+
+func (s *Sender) send(ctx context.Context, m Message, clientID string) (Receipt, error) {
+	switch n := s.Notifier.(type) {
+	case nil:
+		s.Log.Info("alert (no Slack configured)", "text", m.Text)
+		return Receipt{}, nil
+	case Finder:
+		return n.Post(ctx, m, clientID)
+	}
+	return Receipt{}, s.Notifier.Notify(ctx, m)
+}
+
+// maybePosted says whether a failed post may still have reached the
+// channel: Slack's own refusals (an error answer, 429, another 4xx) did
+// not post; a network error, a timeout, a cancelled request or a 5xx may
+// have.
+func maybePosted(err error) bool {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var se slack.SlackErrorResponse
+	var pe permanentError
+	switch {
+	case errors.As(err, &pe), errors.As(err, &rl), errors.As(err, &se):
+		return false
+	case errors.As(err, &sc):
+		return sc.Code >= 500
+	}
+	return true
 }
 
 func decode(raw json.RawMessage) (Message, error) {

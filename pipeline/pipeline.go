@@ -84,6 +84,10 @@ type Options struct {
 	Getenv func(string) string
 	// OnProgress receives byte and offer counts while sources run.
 	OnProgress func(scrapers.Progress)
+	// DeliverySettle is how long after an unanswered Slack post the sender
+	// looks for it in the channel (0: alerts.DefaultSettle; tests with a
+	// fast fake Slack shorten it).
+	DeliverySettle time.Duration
 }
 
 // New builds a pipeline over an open store. It writes nothing: Init does.
@@ -141,7 +145,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	p.sender = &alerts.Sender{
 		Outbox: st, Notifier: opt.Notifier, Log: opt.Logger.With("component", "outbox"), Now: opt.Now,
 		Result:    func(r string) { m.deliveries.WithLabelValues(r).Inc() },
-		Retention: cfg.Alerts.OutboxRetention,
+		Retention: cfg.Alerts.OutboxRetention, Settle: opt.DeliverySettle,
 	}
 	return p, nil
 }

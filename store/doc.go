@@ -28,7 +28,9 @@
 //	  alerts/   <watch>                               → alert state (owned by package alerts)
 //	  series/   <watch>/ <time>                       → Sample (a watch's best cost over time; 30 days)
 //	  outbox/   <8-byte sequence>                     → Message (Slack messages, delivered in order;
-//	                                                     sent and failed ones pruned after the retention)
+//	                                                     sent and failed ones pruned after the retention;
+//	                                                     a pending one may carry the Attempt committed
+//	                                                     before its last post, a sent one Slack's ts)
 //	  outbox_pending/ <8-byte sequence>               → "" (ids of pending messages; bucket sequence = count)
 //	  outbox_failed/  <8-byte sequence>               → "" (ids of failed messages; bucket sequence = count)
 //	  silences/ <8-byte sequence>                     → Silence

@@ -43,6 +43,23 @@ type Message struct {
 	NextAttempt time.Time `json:"next_attempt,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
 	SentAt      time.Time `json:"sent_at,omitzero"`
+	// Attempt is a post that may have reached Slack without its answer
+	// being recorded: the sender commits it before each post and clears it
+	// with the answer, so one left on a pending message (a crash, a post
+	// left unanswered) makes the sender look the message up in the channel
+	// before posting it again.
+	Attempt *Attempt `json:"attempt,omitempty"`
+	// Channel and TS are where Slack put the delivered message (bot token
+	// delivery only).
+	Channel string `json:"channel,omitempty"`
+	TS      string `json:"ts,omitempty"`
+}
+
+// Attempt is a recorded post: the client id it carried in the message's
+// metadata and when it was sent.
+type Attempt struct {
+	ClientID string    `json:"client_id"`
+	At       time.Time `json:"at"`
 }
 
 // outboxIndex is the status index of the outbox.
