@@ -328,3 +328,17 @@ func TestJudge_LayoutDrift(t *testing.T) {
 		})
 	}
 }
+
+// A database from before anchors: the stored offers anchor the source, so
+// the first run after the upgrade is judged against them too.
+func TestJudge_StoredOffersAnchorAnOldDatabase(t *testing.T) {
+	prev := offersAt(10, "A40", 0.40)
+	h := store.Health{Mapped: map[pricewatch.Mode]int{pricewatch.ModeOnDemand: 10}, Offers: 10}
+	if out := judge(gateWith(prev, scaled(prev, 10), h)); out.hold != pricewatch.RunQuarantined {
+		t.Errorf("×10 over stored offers: %+v", out)
+	}
+	out := judge(gateWith(prev, prev, h))
+	if out.hold != "" || out.anchor == nil || out.anchor.By != "stored offers" {
+		t.Errorf("unchanged over stored offers: %+v", out)
+	}
+}
