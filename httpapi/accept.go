@@ -25,13 +25,13 @@ type AcceptResult struct {
 }
 
 func (s *Server) acceptSource(w http.ResponseWriter, r *http.Request) error {
-	acc, ok := s.backend.(SourceAccepter)
-	if !ok {
-		return pricewatch.Errorf(pricewatch.ENotFound, "accepting a source is not available")
-	}
 	src, err := s.sourceAction(r)
 	if err != nil {
 		return err
+	}
+	acc, ok := s.backend.(SourceAccepter)
+	if !ok {
+		return pricewatch.Errorf(pricewatch.ENotFound, "accepting a source is not available")
 	}
 	lv, sum, err := acc.Accept(r.Context(), src, "api")
 	switch {

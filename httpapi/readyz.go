@@ -124,13 +124,13 @@ func (s *Server) sourceAction(r *http.Request) (string, error) {
 }
 
 func (s *Server) scrape(w http.ResponseWriter, r *http.Request) error {
-	sr, ok := s.backend.(ScrapeRunner)
-	if !ok {
-		return pricewatch.Errorf(pricewatch.ENotFound, "scrapes on request are not available")
-	}
 	src, err := s.sourceAction(r)
 	if err != nil {
 		return err
+	}
+	sr, ok := s.backend.(ScrapeRunner)
+	if !ok {
+		return pricewatch.Errorf(pricewatch.ENotFound, "scrapes on request are not available")
 	}
 	done, err := sr.Scrape(src)
 	if err != nil {
