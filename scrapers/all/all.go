@@ -14,6 +14,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/gpushare"   // 恒源云 gpushare machine market (CNY, token)
 	_ "github.com/pricewatch/pricewatch/scrapers/jarvislabs" // JarvisLabs server_meta (key)
 	_ "github.com/pricewatch/pricewatch/scrapers/lambda"     // Lambda pricing page
+	_ "github.com/pricewatch/pricewatch/scrapers/linode"     // Akamai (Linode) instance types API
 	_ "github.com/pricewatch/pricewatch/scrapers/matpool"    // 矩池云 matpool machine market (CNY, token)
 	_ "github.com/pricewatch/pricewatch/scrapers/runpod"     // RunPod GraphQL
 	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"   // SkyPilot catalog feed
