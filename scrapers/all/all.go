@@ -17,6 +17,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/linode"     // Akamai (Linode) instance types API
 	_ "github.com/pricewatch/pricewatch/scrapers/matpool"    // 矩池云 matpool machine market (CNY, token)
 	_ "github.com/pricewatch/pricewatch/scrapers/runpod"     // RunPod GraphQL
+	_ "github.com/pricewatch/pricewatch/scrapers/scaleway"   // Scaleway Instance products/servers (EUR)
 	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"   // SkyPilot catalog feed
 	_ "github.com/pricewatch/pricewatch/scrapers/tensordock" // TensorDock legacy marketplace
 	_ "github.com/pricewatch/pricewatch/scrapers/vast"       // Vast.ai offer search
