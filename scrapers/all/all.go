@@ -7,6 +7,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/aws"        // AWS Price List bulk offers: aws and aws-china
 	_ "github.com/pricewatch/pricewatch/scrapers/awsspot"    // AWS EC2 Spot price feed + Spot Instance Advisor
 	_ "github.com/pricewatch/pricewatch/scrapers/azure"      // Azure Retail Prices API
+	_ "github.com/pricewatch/pricewatch/scrapers/cloudrift"  // CloudRift instance-types/list
 	_ "github.com/pricewatch/pricewatch/scrapers/cnyindex"   // rentgpu CNY price index (cny-index)
 	_ "github.com/pricewatch/pricewatch/scrapers/coreweave"  // CoreWeave pricing page
 	_ "github.com/pricewatch/pricewatch/scrapers/ecb"        // ECB euro reference rates
