@@ -28,11 +28,11 @@ func TestScraper_Fixture(t *testing.T) {
 		price     float64 // USD per GPU-hour, by hand
 		avail     pricewatch.Availability
 	}{
-		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes}, // 39 ¢ / 1
-		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},        // 0 nodes free
-		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes}, // 312 ¢ / 8 = 39 ¢
+		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes},  // 39 ¢ / 1
+		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},         // 0 nodes free
+		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes},  // 312 ¢ / 8 = 39 ¢
 		{"cloudrift/rtx59-16c-n.2/us-east-nc-nr-1/ondemand", "RTX-5090", 2, 0.65, pricewatch.AvailableYes}, // 130 ¢ / 2
-		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 2.50, pricewatch.AvailableNo},    // 2000 ¢ / 8
+		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 2.50, pricewatch.AvailableNo},     // 2000 ¢ / 8
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
