@@ -14,6 +14,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/ecb"          // ECB euro reference rates
 	_ "github.com/pricewatch/pricewatch/scrapers/gcp"          // Google Cloud Billing Catalog API (GPU SKUs)
 	_ "github.com/pricewatch/pricewatch/scrapers/gpushare"     // 恒源云 gpushare machine market (CNY, token)
+	_ "github.com/pricewatch/pricewatch/scrapers/hetzner"      // Hetzner Robot dedicated GPU servers (EUR, user)
 	_ "github.com/pricewatch/pricewatch/scrapers/hyperstack"   // Hyperstack flavors × pricebook (key)
 	_ "github.com/pricewatch/pricewatch/scrapers/jarvislabs"   // JarvisLabs server_meta (key)
 	_ "github.com/pricewatch/pricewatch/scrapers/lambda"       // Lambda pricing page
