@@ -25,6 +25,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/runpod"       // RunPod GraphQL
 	_ "github.com/pricewatch/pricewatch/scrapers/scaleway"     // Scaleway Instance products/servers (EUR)
 	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"     // SkyPilot catalog feed
+	_ "github.com/pricewatch/pricewatch/scrapers/tencent"      // Tencent Cloud CVM configurations with prices (CNY, key)
 	_ "github.com/pricewatch/pricewatch/scrapers/tensordock"   // TensorDock legacy marketplace
 	_ "github.com/pricewatch/pricewatch/scrapers/vast"         // Vast.ai offer search
 	_ "github.com/pricewatch/pricewatch/scrapers/verda"        // Verda (DataCrunch) instance types (OAuth2 client)
