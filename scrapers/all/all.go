@@ -24,6 +24,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/ovhcloud"     // OVHcloud public order catalog (Public Cloud, EUR)
 	_ "github.com/pricewatch/pricewatch/scrapers/runpod"       // RunPod GraphQL
 	_ "github.com/pricewatch/pricewatch/scrapers/scaleway"     // Scaleway Instance products/servers (EUR)
+	_ "github.com/pricewatch/pricewatch/scrapers/seeweb"       // Seeweb Cloud Server GPU plans (EUR, token)
 	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"     // SkyPilot catalog feed
 	_ "github.com/pricewatch/pricewatch/scrapers/tencent"      // Tencent Cloud CVM configurations with prices (CNY, key)
 	_ "github.com/pricewatch/pricewatch/scrapers/tensordock"   // TensorDock legacy marketplace
