@@ -66,23 +66,10 @@ func RequestBody() []byte {
 
 // Scrape posts the list request once.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	c, err := env.NewCollector(ctx)
-	if err != nil {
-		return scrapers.Result{}, err
-	}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{
+	return scrapers.FetchOne(ctx, env, "cloudrift", scrapers.Request{
 		Method: http.MethodPost, URL: env.URL(), Body: RequestBody(),
 		Header: http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}},
-	})
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("cloudrift: %w", err)
-	}
-	obs, err := Parse(resp.Body, env.URL())
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("cloudrift: %w", err)
-	}
-	env.AddOffers(len(obs))
-	return scrapers.Result{Observations: obs}, nil
+	}, func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
 }
 
 type variant struct {

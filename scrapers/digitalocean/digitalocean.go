@@ -64,10 +64,7 @@ type Scraper struct{}
 
 // Check disables the source until the token is set.
 func (s *Scraper) Check(env *scrapers.Env) error {
-	if env.Secret(TokenEnv) == "" {
-		return &scrapers.Disabled{Reason: "needs " + TokenEnv + " (a DigitalOcean API token with read scope)"}
-	}
-	return nil
+	return scrapers.NeedSecrets(env, "a DigitalOcean API token with read scope", TokenEnv)
 }
 
 // FirstPageURL is base with per_page set where it names none.

@@ -59,10 +59,7 @@ type Scraper struct{}
 
 // Check disables the source until both credentials are set.
 func (s *Scraper) Check(env *scrapers.Env) error {
-	if env.Secret(UserEnv) == "" || env.Secret(PasswordEnv) == "" {
-		return &scrapers.Disabled{Reason: "needs " + UserEnv + " and " + PasswordEnv + " (a Hetzner Robot web service user)"}
-	}
-	return nil
+	return scrapers.NeedSecrets(env, "a Hetzner Robot web service user", UserEnv, PasswordEnv)
 }
 
 // Scrape reads the product list once.
@@ -70,22 +67,10 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err := s.Check(env); err != nil {
 		return scrapers.Result{}, err
 	}
-	c, err := env.NewCollector(ctx)
-	if err != nil {
-		return scrapers.Result{}, err
-	}
 	auth := base64.StdEncoding.EncodeToString([]byte(env.Secret(UserEnv) + ":" + env.Secret(PasswordEnv)))
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: http.Header{
-		"Accept": {"application/json"}, "Authorization": {"Basic " + auth}}})
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("hetzner: %w", err)
-	}
-	obs, err := Parse(resp.Body, env.URL())
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("hetzner: %w", err)
-	}
-	env.AddOffers(len(obs))
-	return scrapers.Result{Observations: obs}, nil
+	hdr := http.Header{"Accept": {"application/json"}, "Authorization": {"Basic " + auth}}
+	return scrapers.FetchOne(ctx, env, "hetzner", scrapers.Request{URL: env.URL(), Header: hdr},
+		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
 }
 
 type amount struct {

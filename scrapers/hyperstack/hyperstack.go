@@ -69,10 +69,7 @@ func (s *Scraper) Rebase(base string) {
 
 // Check disables the source until the key is set.
 func (s *Scraper) Check(env *scrapers.Env) error {
-	if env.Secret(KeyEnv) == "" {
-		return &scrapers.Disabled{Reason: "needs " + KeyEnv + " (a Hyperstack API key)"}
-	}
-	return nil
+	return scrapers.NeedSecrets(env, "a Hyperstack API key", KeyEnv)
 }
 
 func (s *Scraper) pricebookURL(flavors string) (string, error) {

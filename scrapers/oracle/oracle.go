@@ -71,20 +71,8 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	c, err := env.NewCollector(ctx)
-	if err != nil {
-		return scrapers.Result{}, err
-	}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: u, Header: http.Header{"Accept": {"application/json"}}})
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("oracle: %w", err)
-	}
-	obs, err := Parse(resp.Body, env.URL())
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("oracle: %w", err)
-	}
-	env.AddOffers(len(obs))
-	return scrapers.Result{Observations: obs}, nil
+	return scrapers.FetchOne(ctx, env, "oracle", scrapers.Request{URL: u, Header: http.Header{"Accept": {"application/json"}}},
+		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
 }
 
 type product struct {

@@ -57,20 +57,8 @@ type Scraper struct{}
 
 // Scrape reads the catalog once.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	c, err := env.NewCollector(ctx)
-	if err != nil {
-		return scrapers.Result{}, err
-	}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: http.Header{"Accept": {"application/json"}}})
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("ovhcloud: %w", err)
-	}
-	obs, err := Parse(resp.Body, env.URL())
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("ovhcloud: %w", err)
-	}
-	env.AddOffers(len(obs))
-	return scrapers.Result{Observations: obs}, nil
+	return scrapers.FetchOne(ctx, env, "ovhcloud", scrapers.Request{URL: env.URL(), Header: http.Header{"Accept": {"application/json"}}},
+		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
 }
 
 type addon struct {

@@ -54,10 +54,7 @@ type Scraper struct{}
 
 // Check disables the source until the token is set.
 func (s *Scraper) Check(env *scrapers.Env) error {
-	if env.Secret(TokenEnv) == "" {
-		return &scrapers.Disabled{Reason: "needs " + TokenEnv + " (a Seeweb API token)"}
-	}
-	return nil
+	return scrapers.NeedSecrets(env, "a Seeweb API token", TokenEnv)
 }
 
 // Scrape reads the plan list once.
@@ -65,21 +62,9 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err := s.Check(env); err != nil {
 		return scrapers.Result{}, err
 	}
-	c, err := env.NewCollector(ctx)
-	if err != nil {
-		return scrapers.Result{}, err
-	}
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL(), Header: http.Header{
-		"Accept": {"application/json"}, "X-APITOKEN": {env.Secret(TokenEnv)}}})
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("seeweb: %w", err)
-	}
-	obs, err := Parse(resp.Body, env.URL())
-	if err != nil {
-		return scrapers.Result{}, fmt.Errorf("seeweb: %w", err)
-	}
-	env.AddOffers(len(obs))
-	return scrapers.Result{Observations: obs}, nil
+	hdr := http.Header{"Accept": {"application/json"}, "X-APITOKEN": {env.Secret(TokenEnv)}}
+	return scrapers.FetchOne(ctx, env, "seeweb", scrapers.Request{URL: env.URL(), Header: hdr},
+		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
 }
 
 type plan struct {

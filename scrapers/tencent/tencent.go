@@ -79,10 +79,7 @@ type Scraper struct {
 
 // Check disables the source until both credentials are set.
 func (s *Scraper) Check(env *scrapers.Env) error {
-	if env.Secret(SecretIDEnv) == "" || env.Secret(SecretKeyEnv) == "" {
-		return &scrapers.Disabled{Reason: "needs " + SecretIDEnv + " and " + SecretKeyEnv + " (a Tencent Cloud API key)"}
-	}
-	return nil
+	return scrapers.NeedSecrets(env, "a Tencent Cloud API key", SecretIDEnv, SecretKeyEnv)
 }
 
 // RequestBody asks for every pay-as-you-go configuration of a region.
