@@ -9,6 +9,8 @@ import (
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/scrapers"
+	_ "github.com/pricewatch/pricewatch/scrapers/all"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -340,5 +342,19 @@ func TestJudge_StoredOffersAnchorAnOldDatabase(t *testing.T) {
 	out := judge(gateWith(prev, prev, h))
 	if out.hold != "" || out.anchor == nil || out.anchor.By != "stored offers" {
 		t.Errorf("unchanged over stored offers: %+v", out)
+	}
+}
+
+// Every registered source has a row in kinds.csv (a new one would be
+// judged as a cloud by default, which is rarely what it is).
+func TestKinds_EverySourceHasARow(t *testing.T) {
+	k, err := sourceKinds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range scrapers.Names() {
+		if _, ok := k[name]; !ok && name != "ecb" {
+			t.Errorf("source %s has no row in pipeline/data/kinds.csv", name)
+		}
 	}
 }

@@ -2,23 +2,33 @@
 package all
 
 import (
-	_ "github.com/pricewatch/pricewatch/scrapers/alibaba"    // Alibaba Cloud ECS China-site price file (CNY)
-	_ "github.com/pricewatch/pricewatch/scrapers/autodl"     // AutoDL market search / list prices (CNY)
-	_ "github.com/pricewatch/pricewatch/scrapers/aws"        // AWS Price List bulk offers: aws and aws-china
-	_ "github.com/pricewatch/pricewatch/scrapers/awsspot"    // AWS EC2 Spot price feed + Spot Instance Advisor
-	_ "github.com/pricewatch/pricewatch/scrapers/azure"      // Azure Retail Prices API
-	_ "github.com/pricewatch/pricewatch/scrapers/cnyindex"   // rentgpu CNY price index (cny-index)
-	_ "github.com/pricewatch/pricewatch/scrapers/coreweave"  // CoreWeave pricing page
-	_ "github.com/pricewatch/pricewatch/scrapers/ecb"        // ECB euro reference rates
-	_ "github.com/pricewatch/pricewatch/scrapers/gcp"        // Google Cloud Billing Catalog API (GPU SKUs)
-	_ "github.com/pricewatch/pricewatch/scrapers/gpushare"   // 恒源云 gpushare machine market (CNY, token)
-	_ "github.com/pricewatch/pricewatch/scrapers/jarvislabs" // JarvisLabs server_meta (key)
-	_ "github.com/pricewatch/pricewatch/scrapers/lambda"     // Lambda pricing page
-	_ "github.com/pricewatch/pricewatch/scrapers/matpool"    // 矩池云 matpool machine market (CNY, token)
-	_ "github.com/pricewatch/pricewatch/scrapers/runpod"     // RunPod GraphQL
-	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"   // SkyPilot catalog feed
-	_ "github.com/pricewatch/pricewatch/scrapers/tensordock" // TensorDock legacy marketplace
-	_ "github.com/pricewatch/pricewatch/scrapers/vast"       // Vast.ai offer search
-	_ "github.com/pricewatch/pricewatch/scrapers/verda"      // Verda (DataCrunch) instance types (OAuth2 client)
-	_ "github.com/pricewatch/pricewatch/scrapers/vultr"      // Vultr plans API (Cloud GPU)
+	_ "github.com/pricewatch/pricewatch/scrapers/alibaba"      // Alibaba Cloud ECS China-site price file (CNY)
+	_ "github.com/pricewatch/pricewatch/scrapers/autodl"       // AutoDL market search / list prices (CNY)
+	_ "github.com/pricewatch/pricewatch/scrapers/aws"          // AWS Price List bulk offers: aws and aws-china
+	_ "github.com/pricewatch/pricewatch/scrapers/awsspot"      // AWS EC2 Spot price feed + Spot Instance Advisor
+	_ "github.com/pricewatch/pricewatch/scrapers/azure"        // Azure Retail Prices API
+	_ "github.com/pricewatch/pricewatch/scrapers/cloudrift"    // CloudRift instance-types/list
+	_ "github.com/pricewatch/pricewatch/scrapers/cnyindex"     // rentgpu CNY price index (cny-index)
+	_ "github.com/pricewatch/pricewatch/scrapers/coreweave"    // CoreWeave pricing page
+	_ "github.com/pricewatch/pricewatch/scrapers/digitalocean" // DigitalOcean Droplet sizes API (token)
+	_ "github.com/pricewatch/pricewatch/scrapers/ecb"          // ECB euro reference rates
+	_ "github.com/pricewatch/pricewatch/scrapers/gcp"          // Google Cloud Billing Catalog API (GPU SKUs)
+	_ "github.com/pricewatch/pricewatch/scrapers/gpushare"     // 恒源云 gpushare machine market (CNY, token)
+	_ "github.com/pricewatch/pricewatch/scrapers/hetzner"      // Hetzner Robot dedicated GPU servers (EUR, user)
+	_ "github.com/pricewatch/pricewatch/scrapers/hyperstack"   // Hyperstack flavors × pricebook (key)
+	_ "github.com/pricewatch/pricewatch/scrapers/jarvislabs"   // JarvisLabs server_meta (key)
+	_ "github.com/pricewatch/pricewatch/scrapers/lambda"       // Lambda pricing page
+	_ "github.com/pricewatch/pricewatch/scrapers/linode"       // Akamai (Linode) instance types API
+	_ "github.com/pricewatch/pricewatch/scrapers/matpool"      // 矩池云 matpool machine market (CNY, token)
+	_ "github.com/pricewatch/pricewatch/scrapers/oracle"       // Oracle Cloud price list (cetools products API)
+	_ "github.com/pricewatch/pricewatch/scrapers/ovhcloud"     // OVHcloud public order catalog (Public Cloud, EUR)
+	_ "github.com/pricewatch/pricewatch/scrapers/runpod"       // RunPod GraphQL
+	_ "github.com/pricewatch/pricewatch/scrapers/scaleway"     // Scaleway Instance products/servers (EUR)
+	_ "github.com/pricewatch/pricewatch/scrapers/seeweb"       // Seeweb Cloud Server GPU plans (EUR, token)
+	_ "github.com/pricewatch/pricewatch/scrapers/skypilot"     // SkyPilot catalog feed
+	_ "github.com/pricewatch/pricewatch/scrapers/tencent"      // Tencent Cloud CVM configurations with prices (CNY, key)
+	_ "github.com/pricewatch/pricewatch/scrapers/tensordock"   // TensorDock legacy marketplace
+	_ "github.com/pricewatch/pricewatch/scrapers/vast"         // Vast.ai offer search
+	_ "github.com/pricewatch/pricewatch/scrapers/verda"        // Verda (DataCrunch) instance types (OAuth2 client)
+	_ "github.com/pricewatch/pricewatch/scrapers/vultr"        // Vultr plans API (Cloud GPU)
 )

@@ -18,7 +18,7 @@ import (
 // know, kept under its own name (GPU name = offer id) with a placeholder
 // count of 1 so that normalize reports it; neither its card nor its GPU
 // count is known, so no rent unit can be stated truthfully.
-var unmappedSize = []string{"alibaba", "aws-spot", "azure", "vultr"}
+var unmappedSize = []string{"alibaba", "aws-spot", "azure", "hetzner", "tencent", "vultr"}
 
 // noneFree are fixture offers that may keep their price without rent
 // terms because nothing of them can be rented now and no count is known.

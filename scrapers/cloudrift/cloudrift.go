@@ -1,0 +1,153 @@
+// Package cloudrift scrapes CloudRift's instance type list,
+// POST https://api.cloudrift.ai/api/v1/instance-types/list with
+// {"version", "data": {"selector": "All"}} (answered without credentials),
+// in USD per instance.
+//
+// Units: cost_per_hour is in US cents (a variant's 39 is 0.39 USD an
+// hour; dstackai/gpuhunt's CloudRift provider divides by 100 likewise), for
+// the whole variant: gpu_count GPUs rented together (fixed unit). vram is
+// the bytes of one GPU.
+//
+// One offer per variant and datacenter listed in nodes_per_dc (the
+// datacenters the variant is offered in, as gpuhunt reads them);
+// available_nodes_per_dc gives the free nodes there: > 0 available, 0 not,
+// absent unknown. The card is brand_short ("RTX 4090", "RTX PRO 6000") as
+// written, for normalize to resolve; CloudRift states no form factor or
+// edition beyond it.
+//
+// Billing: CloudRift publishes no increment: the default applies.
+package cloudrift
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers"
+)
+
+// APIVersion is the request version sent (gpuhunt sends 2025-03-21; the
+// answer names its own).
+const APIVersion = "2025-03-21"
+
+func init() {
+	scrapers.Add(scrapers.Registration{
+		Name:        "cloudrift",
+		Description: "CloudRift instance-types/list (public), GPU variants per datacenter",
+		Auth:        "none",
+		Yields:      "ondemand; USD per instance-hour (cost_per_hour in cents ÷ 100); availability from the free nodes per datacenter",
+		Defaults: scrapers.Settings{
+			Enabled:    true,
+			URL:        "https://api.cloudrift.ai/api/v1/instance-types/list",
+			Schedule:   "5 * * * *",
+			StaleAfter: 150 * time.Minute,
+			Timeout:    30 * time.Second,
+			Delay:      time.Second,
+		},
+		New: func() scrapers.Scraper { return &Scraper{} },
+	})
+}
+
+// Scraper is the CloudRift source.
+type Scraper struct{}
+
+// RequestBody is the body sent: every instance type.
+func RequestBody() []byte {
+	b, _ := json.Marshal(map[string]any{"version": APIVersion, "data": map[string]any{"selector": "All"}})
+	return b
+}
+
+// Scrape posts the list request once.
+func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
+	return scrapers.FetchOne(ctx, env, "cloudrift", scrapers.Request{
+		Method: http.MethodPost, URL: env.URL(), Body: RequestBody(),
+		Header: http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}},
+	}, func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+}
+
+type variant struct {
+	Name           string          `json:"name"`
+	GPUCount       int             `json:"gpu_count"`
+	VRAM           float64         `json:"vram"`
+	CostPerHour    scrapers.Number `json:"cost_per_hour"`
+	NodesPerDC     map[string]int  `json:"nodes_per_dc"`
+	AvailablePerDC map[string]int  `json:"available_nodes_per_dc"`
+}
+
+type instanceType struct {
+	Name       string    `json:"name"`
+	BrandShort string    `json:"brand_short"`
+	Variants   []variant `json:"variants"`
+}
+
+type response struct {
+	Data *struct {
+		InstanceTypes *[]instanceType `json:"instance_types"`
+	} `json:"data"`
+}
+
+const gib = 1 << 30
+
+// Parse turns the answer into observations; an answer without a priced
+// GPU variant is ErrNothingParsed. A bare JSON string is the API's error.
+func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
+	var msg string
+	if json.Unmarshal(body, &msg) == nil {
+		return nil, fmt.Errorf("API error: %s", msg)
+	}
+	var r response
+	if err := scrapers.UnmarshalJSON(body, "", &r); err != nil {
+		return nil, err
+	}
+	if r.Data == nil || r.Data.InstanceTypes == nil {
+		return nil, fmt.Errorf("%w: no data.instance_types in the response", scrapers.ErrNothingParsed)
+	}
+	var out []pricewatch.Observation
+	for _, t := range *r.Data.InstanceTypes {
+		brand := strings.TrimSpace(t.BrandShort)
+		for _, v := range t.Variants {
+			cents, ok := v.CostPerHour.Get()
+			id := strings.TrimSpace(v.Name)
+			if id == "" || v.GPUCount <= 0 || !ok || !(cents > 0) || math.IsInf(cents, 0) {
+				continue
+			}
+			o := pricewatch.Observation{
+				Source: "cloudrift", Provider: "cloudrift", OfferID: id,
+				Price: cents / 100, Currency: "USD", Unit: pricewatch.PerHour, Mode: pricewatch.ModeOnDemand, URL: src,
+				GPUName: brand, GPUCount: v.GPUCount, GPUMemoryGB: v.VRAM / gib, RentUnit: pricewatch.RentFixed,
+			}
+			if brand == "" {
+				o.GPUName, o.GPUCount, o.RentUnit = id, 1, "" // model unknown: reported, never ranked
+			}
+			dcs := make([]string, 0, len(v.NodesPerDC))
+			for dc := range v.NodesPerDC {
+				if dc = strings.TrimSpace(dc); dc != "" {
+					dcs = append(dcs, dc)
+				}
+			}
+			sort.Strings(dcs)
+			for _, dc := range dcs {
+				o.Region, o.Available, o.Stock = dc, "", ""
+				if v.AvailablePerDC != nil {
+					free := v.AvailablePerDC[dc]
+					o.Available, o.Stock = pricewatch.AvailableNo, "0 nodes free"
+					if free > 0 {
+						o.Available, o.Stock = pricewatch.AvailableYes, strconv.Itoa(free)+" nodes free"
+					}
+				}
+				out = append(out, o)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, scrapers.ErrNothingParsed
+	}
+	return out, nil
+}

@@ -1,0 +1,86 @@
+package digitalocean_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+	"github.com/pricewatch/pricewatch/scrapers/digitalocean"
+	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+)
+
+// The fixture is gpuhunt's recorded-shape sizes answer (fixtures/digitalocean/PROVENANCE.md):
+// a CPU size (skipped), 8 × H100 and 8 × MI300X.
+func TestScraper_Fixture(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "digitalocean")
+	nr, g := scrapertest.CheckFixture(t, "digitalocean", res)
+	if len(res.Observations) != 2 {
+		t.Fatalf("%d observations, want the two GPU sizes", len(res.Observations))
+	}
+	// 15.92 / 8 = 1.99 USD per GPU-hour; 1536 GiB / 8 = 192 GiB a GPU.
+	scrapertest.Price(t, nr, "digitalocean/gpu-mi300x8-1536gb/-/ondemand", "MI300X-192GB", pricewatch.ModeOnDemand, 1.99)
+	scrapertest.Rent(t, nr, "digitalocean/gpu-mi300x8-1536gb/-/ondemand", pricewatch.RentFixed, 8)
+	// "nvidia_h100" says neither SXM nor PCIe: kept, unknown, at 23.92 / 8 = 2.99.
+	h := scrapertest.Find(t, nr, "digitalocean/gpu-h100x8-640gb/-/ondemand")
+	if h.Card != "" || g.Unknown["nvidia_h100 (80 GB)"] != 1 || h.Available != pricewatch.AvailableYes || h.Stock != "in nyc1" {
+		t.Errorf("H100 ×8: %+v, unknown %v", h, g.Unknown)
+	}
+}
+
+func TestNeedsToken(t *testing.T) {
+	scrapertest.NeedsSecret(t, &digitalocean.Scraper{}, digitalocean.TokenEnv)
+}
+
+func TestParse_Cases(t *testing.T) {
+	body := `{"sizes": [
+	  {"slug": "gpu-l40sx1-48gb", "price_hourly": 1.57, "regions": [], "available": true,
+	   "gpu_info": {"count": 1, "model": "nvidia_l40s", "vram": {"amount": 48, "unit": "gib"}}},
+	  {"slug": "gpu-x", "price_hourly": 2, "regions": ["tor1"], "available": true, "gpu_info": {"count": 2, "model": ""}},
+	  {"slug": "gpu-y", "price_hourly": "n/a", "regions": ["tor1"], "available": true, "gpu_info": {"count": 1, "model": "nvidia_h100"}}
+	], "links": {"pages": {"next": "https://api.digitalocean.com/v2/sizes?page=2&per_page=200"}}}`
+	obs, next, err := digitalocean.ParsePage([]byte(body), "u")
+	if err != nil || len(obs) != 2 || !strings.Contains(next, "page=2") {
+		t.Fatalf("%d observations, next %q, err %v", len(obs), next, err)
+	}
+	nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
+	// 1.57 / 1; no region now: not available.
+	scrapertest.Price(t, nr, "digitalocean/gpu-l40sx1-48gb/-/ondemand", "L40S", pricewatch.ModeOnDemand, 1.57)
+	if o := scrapertest.Find(t, nr, "digitalocean/gpu-l40sx1-48gb/-/ondemand"); o.Available != pricewatch.AvailableNo {
+		t.Errorf("no region: available %q", o.Available)
+	}
+	if o := scrapertest.Find(t, nr, "digitalocean/gpu-x/-/ondemand"); o.Card != "" || o.RentUnit != "" {
+		t.Errorf("no model: %+v", o)
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"unauthorized", `{"id": "Unauthorized", "message": "Unable to authenticate you"}`, "Unable to authenticate you"},
+		{"no sizes", `{"links": {}}`, "no sizes array"},
+		{"no gpu size", `{"sizes": [{"slug": "s-1vcpu-512mb-10gb", "price_hourly": 0.00595}]}`, "no offers parsed"},
+		{"truncated", `{"sizes": [{"slug"`, "JSON"},
+	} {
+		_, err := digitalocean.Parse([]byte(c.body), "u")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A next link to another host is refused: the token is never sent there.
+func TestScrape_NextLinkOtherHost(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"sizes": [{"slug": "gpu-mi300x1-192gb", "price_hourly": 1.99, "regions": ["atl1"], "available": true,
+		  "gpu_info": {"count": 1, "model": "amd_mi300x"}}], "links": {"pages": {"next": "https://evil.example/v2/sizes?page=2"}}}`)
+	})
+	_, err := scrapertest.Scrape(t, "digitalocean", mux)
+	if err == nil || !strings.Contains(err.Error(), "is not on") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package ovhcloud_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/scrapers/ovhcloud"
+	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+)
+
+// The fixture is built in the catalog's shape with the FR book's prices
+// (fixtures/ovhcloud/PROVENANCE.md): 16 GPU flavors hourly, 12 of them
+// also monthly; a Windows flavor, an AI-serving addon and a CPU flavor are
+// left out.
+func TestScraper_Fixture(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "ovhcloud")
+	nr, g := scrapertest.CheckFixture(t, "ovhcloud", res)
+	scrapertest.FixedUnits(t, nr)
+	if len(res.Observations) != 28 || g.ByMode["ondemand"] != 16 || g.ByMode["monthly"] != 12 {
+		t.Fatalf("%d observations, by mode %v; want 16 ondemand, 12 monthly", len(res.Observations), g.ByMode)
+	}
+	for _, c := range []struct {
+		key, card string
+		mode      pricewatch.Mode
+		gpus      int
+		price     float64 // EUR per GPU-hour, by hand
+	}{
+		{"ovhcloud/l40s-360/-/ondemand", "L40S", pricewatch.ModeOnDemand, 4, 1.40}, // 560000000 × 1e-8 = 5.60 / 4
+		{"ovhcloud/l4-180/-/ondemand", "L4", pricewatch.ModeOnDemand, 2, 0.75},     // 1.50 / 2
+		{"ovhcloud/a10-90/-/ondemand", "A10", pricewatch.ModeOnDemand, 2, 0.76},    // 1.52 / 2
+		{"ovhcloud/l4-90/-/monthly", "L4", pricewatch.ModeMonthly, 1, 540.0 / 730}, // 540 a month ÷ 730 h = 0.739726
+	} {
+		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
+		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
+		if o := scrapertest.Find(t, nr, c.key); o.Currency != "EUR" {
+			t.Errorf("%s: currency %s", c.key, o.Currency)
+		}
+	}
+	for _, o := range res.Observations {
+		if strings.HasPrefix(o.OfferID, "win-") || strings.HasPrefix(o.OfferID, "ai-") || o.OfferID == "b2-7" {
+			t.Errorf("%s read: Windows, AI-serving and CPU addons stay out", o.OfferID)
+		}
+	}
+	// "H100", "A100", "Tesla V100" state no form factor: kept, unknown.
+	if g.Unknown["H100 (80 GB)"] != 6 {
+		t.Errorf("unknown %v", g.Unknown)
+	}
+}
+
+func TestParse_Cases(t *testing.T) {
+	body := `{"locale": {"currencyCode": "USD", "subsidiary": "US"}, "addons": [
+	  {"planCode": "l40s-90.consumption", "pricings": [{"price": 180000000, "intervalUnit": "none"}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "L40S", "number": 1, "memory": {"size": 48}}}}},
+	  {"planCode": "h100-760.consumption", "pricings": [{"price": 560000000}, {"price": 500000000}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "H100", "number": 2, "memory": {"size": 80}}}}},
+	  {"planCode": "h100-380.hourly.prepaid", "pricings": [{"price": 280000000}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "H100", "number": 1}}}},
+	  {"planCode": "x3-45.consumption", "pricings": [{"price": 100000000}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "L4", "number": 0.5}}}}
+	]}`
+	obs, err := ovhcloud.Parse([]byte(body), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// l40s-90 in USD at 1.80; the two-phase and prepaid addons skipped;
+	// the half-GPU count kept unknown under its flavor.
+	if len(obs) != 2 || obs[0].Price != 1.8 || obs[0].Currency != "USD" || obs[1].GPUName != "x3-45" || obs[1].RentUnit != "" {
+		t.Errorf("%+v", obs)
+	}
+}
+
+func TestParse_Errors(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"api error", `{"message": "Invalid subsidiary"}`, "Invalid subsidiary"},
+		{"no locale", `{"addons": []}`, "no locale.currencyCode"},
+		{"no gpu", `{"locale": {"currencyCode": "EUR"}, "addons": [{"planCode": "b2-7.consumption", "pricings": [{"price": 1}], "blobs": {"commercial": {"brick": "instance"}}}]}`, "no offers parsed"},
+		{"truncated", `{"locale": {"currencyCode": "EUR"}, "addons": [`, "JSON"},
+	} {
+		_, err := ovhcloud.Parse([]byte(c.body), "u")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}
