@@ -47,6 +47,7 @@ type Server struct {
 	replays  replays
 	table    []Route
 	gatherer prometheus.Gatherer
+	proof    proofHolder
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the

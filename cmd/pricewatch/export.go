@@ -38,7 +38,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var rows []httpapi.ExportRow
-	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		rows = httpapi.ExportRows(p.View().Snapshot, *provider)
 		return nil
 	}, func(addr string) error {
@@ -113,10 +113,10 @@ func fetchExport(ctx context.Context, addr, provider string) ([]httpapi.ExportRo
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		var e struct{ Error string }
-		_ = json.NewDecoder(res.Body).Decode(&e)
+		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&e)
 		return nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
 	}
-	return httpapi.ReadExportCSV(res.Body)
+	return httpapi.ReadExportCSV(capped(res.Body, maxExportAnswer))
 }
 
 func safeName(s string) string {
