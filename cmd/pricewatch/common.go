@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,8 +82,8 @@ func privateTempDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("refusing %s: not a folder (a symlink?)", dir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != ownerUID() {
-		return fmt.Errorf("refusing %s: it belongs to uid %d, not to you (uid %d)", dir, st.Uid, ownerUID())
+	if err := ownedByUser(fi); err != nil {
+		return fmt.Errorf("refusing %s: %w", dir, err)
 	}
 	if fi.Mode().Perm() != 0o700 {
 		return fmt.Errorf("refusing %s: mode %v, want 0700 (others could read or replace the database)", dir, fi.Mode().Perm())

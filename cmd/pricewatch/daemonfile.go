@@ -108,6 +108,14 @@ func removeDaemonRecord(path string, written fs.FileInfo) {
 	}
 }
 
+// ownedByUser says whose fi is when it is not the user's.
+func ownedByUser(fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != ownerUID() {
+		return fmt.Errorf("it belongs to uid %d, not to you (uid %d)", st.Uid, ownerUID())
+	}
+	return nil
+}
+
 // checkRecordDir refuses a folder another user could write the record
 // into: it must belong to the user (or root) and be writable by no one
 // else, unless sticky (then others cannot replace the user's file, and a
@@ -153,8 +161,8 @@ func readDaemonRecord(path string) (daemonRecord, error) {
 	if !fi.Mode().IsRegular() {
 		return refuse("not a regular file")
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != ownerUID() {
-		return refuse("it belongs to uid %d, not to you (uid %d)", st.Uid, ownerUID())
+	if err := ownedByUser(fi); err != nil {
+		return refuse("%v", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return refuse("mode %v lets others read or write it (want 0600)", fi.Mode().Perm())
