@@ -47,6 +47,7 @@ type Server struct {
 	replays  replays
 	table    []Route
 	gatherer prometheus.Gatherer
+	proof    proofHolder
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
@@ -108,7 +109,8 @@ func (s *Server) handleMethods(pattern string, hs map[string]handlerFunc) {
 }
 
 // wrap adds the method check (a GET handler answers HEAD too; any other
-// method gets 405 with Allow), JSON errors, panic recovery and metrics.
+// method gets 405 with Allow), the body limit (413), JSON errors, panic
+// recovery and metrics.
 func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -121,6 +123,9 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 			s.requests.WithLabelValues(name, strconv.Itoa(rec.code)).Inc()
 			s.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 		}()
+		if !limitBody(rec, r, bodyLimit(name)) {
+			return
+		}
 		if method != "" && r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 			allow := method
 			if method == http.MethodGet {
@@ -164,6 +169,8 @@ func statusOf(err error) int {
 		return http.StatusMethodNotAllowed
 	case EConflict:
 		return http.StatusConflict
+	case ETooLarge:
+		return http.StatusRequestEntityTooLarge
 	case pricewatch.EUnavailable:
 		return http.StatusServiceUnavailable
 	default:

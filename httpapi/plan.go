@@ -30,7 +30,7 @@ func DecodeSpec(r io.Reader) (rank.JobSpec, error) {
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "body larger than %d bytes", mbe.Limit)
+			return spec, pricewatch.Errorf(ETooLarge, "body larger than %d bytes", mbe.Limit)
 		case errors.As(err, &te):
 			return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: want a %s, got %s", te.Field, te.Type, te.Value)
 		case errors.As(err, &se):

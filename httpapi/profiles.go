@@ -352,7 +352,7 @@ func (s *Server) importProfile(w http.ResponseWriter, r *http.Request) error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return pricewatch.Errorf(pricewatch.EInvalid, "body: larger than %d bytes", profileimport.MaxInputBytes)
+		return pricewatch.Errorf(ETooLarge, "body: larger than %d bytes", profileimport.MaxInputBytes)
 	case err != nil:
 		return pricewatch.Errorf(pricewatch.EInvalid, "body: %v", err)
 	}

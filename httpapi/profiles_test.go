@@ -235,7 +235,7 @@ func TestProfileWrites_BadInput(t *testing.T) {
 		{"UnknownParam", http.MethodPost, base + "&tps=5", hfMetrics("2000"), "tok", 400, "tps"},
 		{"Empty", http.MethodPost, base, "", "tok", 400, "body"},
 		{"ZeroFigure", http.MethodPost, base, hfMetrics("0.0"), "tok", 400, "body"},
-		{"TooLarge", http.MethodPost, base, strings.Repeat(" ", 16<<20+1), "tok", 400, "body"},
+		{"TooLarge", http.MethodPost, base, strings.Repeat(" ", 16<<20+1), "tok", 413, "body"},
 		{"PutProviderUnknown", http.MethodPut, "/v1/profiles/" + normCard + "/lora-7b?provider=nosuchcloud", `{"tokens_per_second": 3000}`, "tok", 400, "provider"},
 		{"PutBadGPUs", http.MethodPut, "/v1/profiles/" + normCard + "/lora-7b", `{"tokens_per_second": 3000, "gpus": -1}`, "tok", 400, "gpus"},
 	} {

@@ -39,6 +39,7 @@ func (s *Server) routes() {
 	s.handleMethods("/v1/profiles/{card}/{workload}", map[string]handlerFunc{http.MethodPut: s.putProfile, http.MethodDelete: s.deleteProfile})
 	s.handle("/v1/profiles/import", http.MethodPost, s.importProfile)
 	s.handle("/healthz", http.MethodGet, s.healthz)
+	s.handle("/v1/daemon/proof", http.MethodGet, s.daemonProof)
 	s.handle("/readyz", http.MethodGet, s.readyz)
 	s.handle("/openapi.yaml", http.MethodGet, s.openapi)
 	metrics := promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})

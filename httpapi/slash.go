@@ -128,7 +128,7 @@ func (s *Server) slash(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSlashBody))
 	if err != nil {
-		return pricewatch.Errorf(pricewatch.EInvalid, "body larger than %d bytes", MaxSlashBody)
+		return pricewatch.Errorf(ETooLarge, "body larger than %d bytes", MaxSlashBody)
 	}
 	v, err := slack.NewSecretsVerifier(r.Header, secret)
 	if err != nil {

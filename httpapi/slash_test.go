@@ -125,7 +125,7 @@ func TestSlash_RefusesForgedUnsignedStaleAndReplayed(t *testing.T) {
 		})
 	}
 	big := signed("best "+strings.Repeat("x", 20<<10), signingSecret, time.Now())
-	if rec := h.serve(big); rec.Code != 400 {
+	if rec := h.serve(big); rec.Code != 413 {
 		t.Errorf("oversized body: %d", rec.Code)
 	}
 	off := slashHarness(t, "")

@@ -56,7 +56,7 @@ type Sample struct {
 // of the last sample is not stored again.
 func (s *Store) AddSample(watch string, sm Sample) error {
 	repeat := false
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.view(func(tx *bolt.Tx) error {
 		if b := bucket(tx, bSeries).Bucket([]byte(watch)); b != nil {
 			if k, v := b.Cursor().Last(); k != nil {
 				var last Sample
@@ -67,7 +67,7 @@ func (s *Store) AddSample(watch string, sm Sample) error {
 	}); err != nil || repeat {
 		return err // a repeat is not stored: no write transaction
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bSeries).CreateBucketIfNotExists([]byte(watch))
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func (s *Store) AddSample(watch string, sm Sample) error {
 // Series returns a watch's samples from since on, oldest first.
 func (s *Store) Series(watch string, since time.Time) ([]Sample, error) {
 	var out []Sample
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := bucket(tx, bSeries).Bucket([]byte(watch))
 		if b == nil {
 			return nil
@@ -123,7 +123,7 @@ type Silence struct {
 
 // AddSilence stores a silence and returns its id.
 func (s *Store) AddSilence(sl Silence) (uint64, error) {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bSilences)
 		id, err := b.NextSequence()
 		if err != nil {
@@ -138,7 +138,7 @@ func (s *Store) AddSilence(sl Silence) (uint64, error) {
 // Silences lists stored silences (expired ones included), oldest first.
 func (s *Store) Silences() ([]Silence, error) {
 	var out []Silence
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return bucket(tx, bSilences).ForEach(func(k, v []byte) error {
 			var sl Silence
 			if err := json.Unmarshal(v, &sl); err != nil {
@@ -153,7 +153,7 @@ func (s *Store) Silences() ([]Silence, error) {
 
 // RemoveSilence deletes a silence; ErrNotFound if there is none.
 func (s *Store) RemoveSilence(id uint64) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bSilences)
 		if b.Get(idKey(id)) == nil {
 			return fmt.Errorf("silence %d: %w", id, ErrNotFound)
@@ -171,7 +171,7 @@ func (s *Store) Decide(key string, fn func(state []byte) (newState any, msgs []M
 	// write (deciding again in the write transaction) only when the state
 	// changes or a message goes out. A write transaction costs two fsyncs.
 	var unchanged bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		var cur []byte
 		if v := bucket(tx, bNotify).Get([]byte(key)); v != nil {
 			cur = append([]byte{}, v...)
@@ -192,7 +192,7 @@ func (s *Store) Decide(key string, fn func(state []byte) (newState any, msgs []M
 		return nil, err
 	}
 	var ids []uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bNotify)
 		var cur []byte
 		if v := b.Get([]byte(key)); v != nil {
@@ -220,7 +220,7 @@ func (s *Store) Decide(key string, fn func(state []byte) (newState any, msgs []M
 
 // NotifyState reads the stored state of a key into v; ok is false if none.
 func (s *Store) NotifyState(key string, v any) (ok bool, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		data := bucket(tx, bNotify).Get([]byte(key))
 		if data == nil {
 			return nil

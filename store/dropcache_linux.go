@@ -12,7 +12,7 @@ import (
 // 100k offers touches the whole offers bucket; the daemon drops it after
 // such a run. Reads fault the pages back in as they need them.
 func (s *Store) DropPages() error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		// A read transaction keeps bbolt from re-mapping meanwhile.
 		size := int(tx.Size())
 		base := s.db.Info().Data

@@ -366,7 +366,7 @@ func (r *histReader) priceBefore(c *bolt.Cursor, id uint32, k []byte) float64 {
 // day with a change, carrying that day's open, min, max and close.
 func (s *Store) History(offerKey string) ([]HistoryRow, error) {
 	var out []HistoryRow
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		r := newHistReader(tx)
 		id, ok := r.id(offerKey)
 		if !ok {
@@ -383,7 +383,7 @@ func (s *Store) History(offerKey string) ([]HistoryRow, error) {
 // offer key (keys whose availability was never known are left out).
 func (s *Store) Availability(keys []string, since, now time.Time) (map[string]float64, error) {
 	out := make(map[string]float64, len(keys))
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		r := newHistReader(tx)
 		for _, key := range keys {
 			id, ok := r.id(key)
@@ -407,7 +407,7 @@ func (s *Store) Availability(keys []string, since, now time.Time) (map[string]fl
 // offer counts once; a size check for tests and metrics).
 func (s *Store) HistoryCount() (int, error) {
 	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		n = bucket(tx, bHist).Stats().KeyN
 		return nil
 	})
@@ -418,7 +418,7 @@ func (s *Store) HistoryCount() (int, error) {
 // time, then offer key), from the last ChangeRetention.
 func (s *Store) Changes(since time.Time) ([]Change, error) {
 	var out []Change
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		r := newHistReader(tx)
 		hc := r.hist.Cursor()
 		c := bucket(tx, bChangeIdx).Cursor()

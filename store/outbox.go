@@ -152,7 +152,7 @@ func enqueue(tx *bolt.Tx, m *Message) error {
 
 // Enqueue adds a message to the outbox.
 func (s *Store) Enqueue(m Message) (uint64, error) {
-	err := s.db.Update(func(tx *bolt.Tx) error { return enqueue(tx, &m) })
+	err := s.update(func(tx *bolt.Tx) error { return enqueue(tx, &m) })
 	return m.ID, err
 }
 
@@ -172,7 +172,7 @@ func getMessage(b *bolt.Bucket, k []byte) (*Message, error) {
 // deliver before any later one), or nil.
 func (s *Store) NextPending() (*Message, error) {
 	var out *Message
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		ix := indexOf(tx)
 		if ix == nil {
 			page, err := scanOutbox(tx, Pending, 1, true)
@@ -194,7 +194,7 @@ func (s *Store) NextPending() (*Message, error) {
 
 // UpdateMessage stores a message's delivery state.
 func (s *Store) UpdateMessage(m Message) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		ix, err := ensureIndex(tx)
 		if err != nil {
 			return err
@@ -230,7 +230,7 @@ type OutboxPage struct {
 // pending and failed messages among the newest).
 func (s *Store) Outbox(status string, limit int) (OutboxPage, error) {
 	var page OutboxPage
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		ix := indexOf(tx)
 		if ix == nil {
 			var err error
@@ -314,7 +314,7 @@ func (s *Store) PruneMessages(before time.Time) (int, error) {
 	total := 0
 	for {
 		n, more := 0, false
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			ix, err := ensureIndex(tx)
 			if err != nil {
 				return err

@@ -47,7 +47,7 @@ func (s *Store) Compact(now time.Time, window time.Duration) (CompactStats, erro
 	st := CompactStats{Cutoff: cut}
 	next := uint32(0)
 	for done := false; !done; {
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			var err error
 			next, done, err = compactFrom(tx, next, cut, &st)
 			return err
@@ -57,7 +57,7 @@ func (s *Store) Compact(now time.Time, window time.Duration) (CompactStats, erro
 		}
 	}
 	for more := true; more; {
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			n, err := pruneCount(bucket(tx, bChangeIdx), cut)
 			st.IndexPruned += n
 			more = n >= 1000
@@ -260,7 +260,14 @@ func Rewrite(path string) (before, after int64, err error) {
 		return 0, 0, err
 	}
 	before = fi.Size()
-	src, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err := checkFile(path); err != nil {
+		return before, 0, err
+	}
+	var src *bolt.DB
+	err = guard(path, func() (err error) {
+		src, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+		return err
+	})
 	if err != nil {
 		return before, 0, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -271,7 +278,7 @@ func Rewrite(path string) (before, after int64, err error) {
 	if err != nil {
 		return before, 0, err
 	}
-	if err := bolt.Compact(dst, src, 64<<20); err != nil {
+	if err := guard(path, func() error { return bolt.Compact(dst, src, 64<<20) }); err != nil {
 		dst.Close()
 		os.Remove(tmp)
 		return before, 0, fmt.Errorf("rewrite %s: %w", path, err)

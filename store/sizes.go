@@ -28,7 +28,7 @@ func (s *Store) Sizes() (Sizes, error) {
 	out := Sizes{Buckets: map[string]BucketSize{}}
 	st := s.db.Stats()
 	out.Free = int64(st.FreePageN+st.PendingPageN) * int64(s.db.Info().PageSize)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		out.File = tx.Size()
 		var walk func(b *bolt.Bucket, bs *BucketSize) error
 		walk = func(b *bolt.Bucket, bs *BucketSize) error {

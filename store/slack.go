@@ -85,7 +85,7 @@ func (s *Store) FirstSlackSignature(sig []byte, expires, now time.Time) (first b
 	if len(sig) == 0 {
 		return false, fmt.Errorf("slack signature: empty")
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		seen, _, err := slackBuckets(tx)
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func (s *Store) AddSilenceOnce(requestID string, sl Silence, expires, now time.T
 		return Silence{}, false, fmt.Errorf("slack request: empty id")
 	}
 	created := false
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		_, reqs, err := slackBuckets(tx)
 		if err != nil {
 			return err

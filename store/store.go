@@ -74,15 +74,27 @@ const allocSize = 1 << 20
 // same data (the array type: 124 MB, no slower).
 
 // Open opens (creating if needed) the database at path, migrating a file
-// of schema version 1 when opened for writing.
+// of schema version 1 when opened for writing. A file its own meta page
+// contradicts (cut short) is refused before bbolt maps it, and a page
+// bbolt cannot read, then or later, is an error wrapping ErrDamaged.
 func Open(path string, opt Options) (*Store, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 2 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly,
-		InitialMmapSize: initialMmapSize, FreelistType: bolt.FreelistArrayType, NoSync: opt.NoSync})
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly,
+			InitialMmapSize: initialMmapSize, FreelistType: bolt.FreelistArrayType, NoSync: opt.NoSync})
+		return err
+	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
+	}
+	if errors.Is(err, ErrDamaged) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -90,12 +102,15 @@ func Open(path string, opt Options) (*Store, error) {
 	db.AllocSize = allocSize
 	s := &Store{db: db}
 	if opt.ReadOnly {
-		err = db.View(func(tx *bolt.Tx) error { return checkVersion(tx) })
+		err = s.view(checkVersion)
 	} else {
-		err = db.Update(initBuckets)
+		err = s.update(initBuckets)
 	}
 	if err != nil {
 		db.Close()
+		if errors.Is(err, ErrDamaged) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
@@ -349,7 +364,7 @@ type RunResult struct {
 // the run as stored (Changes filled in).
 func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 	run := rr.Run
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		src := []byte(run.Source)
 		hb := bucket(tx, bHealth)
 		var h Health
@@ -645,7 +660,7 @@ func (s *Store) scan(source string, alias bool, fn func(o *pricewatch.Offer) err
 	if source != "" {
 		prefix = append([]byte(source), 0)
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		seen := map[string]time.Time{}
 		if err := bucket(tx, bSeen).ForEach(func(k, v []byte) error {
 			if len(v) == 8 {
@@ -694,7 +709,7 @@ func (s *Store) scan(source string, alias bool, fn func(o *pricewatch.Offer) err
 // Health returns every source's health, keyed by source.
 func (s *Store) Health() (map[string]Health, error) {
 	out := map[string]Health{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return bucket(tx, bHealth).ForEach(func(k, v []byte) error {
 			var h Health
 			if err := json.Unmarshal(v, &h); err != nil {
@@ -741,7 +756,7 @@ func (s *Store) AcceptSource(source, by string, at time.Time) (Level, error) {
 func (s *Store) Runs(source string, limit int) ([]pricewatch.Run, error) {
 	var out []pricewatch.Run
 	prefix := append([]byte(source), 0)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := bucket(tx, bRuns).Cursor()
 		// Seek past the last key of the prefix, then walk back.
 		k, v := c.Seek(append(append([]byte{}, prefix...), 0xff))
@@ -765,7 +780,7 @@ func (s *Store) Runs(source string, limit int) ([]pricewatch.Run, error) {
 // Rates returns the last good exchange rates, or nil if none were fetched.
 func (s *Store) Rates() (*pricewatch.Rates, error) {
 	var r *pricewatch.Rates
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := bucket(tx, bFX).Get(kLatest)
 		if v == nil {
 			return nil
@@ -778,13 +793,13 @@ func (s *Store) Rates() (*pricewatch.Rates, error) {
 
 // PutRates stores rates as the latest (used to seed offline defaults).
 func (s *Store) PutRates(r *pricewatch.Rates) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return putRates(tx, r) })
+	return s.update(func(tx *bolt.Tx) error { return putRates(tx, r) })
 }
 
 // Profiles returns every stored throughput profile, by card then workload.
 func (s *Store) Profiles() ([]rank.Profile, error) {
 	var out []rank.Profile
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return bucket(tx, bProfiles).ForEach(func(k, v []byte) error {
 			var p rank.Profile
 			if err := json.Unmarshal(v, &p); err != nil {
@@ -815,7 +830,7 @@ func profileKey(p rank.Profile) []byte {
 // PutProfile stores a profile, replacing any for the same card, workload,
 // provider and offer.
 func (s *Store) PutProfile(p rank.Profile) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
 	})
 }
@@ -826,7 +841,7 @@ func (s *Store) PutProfile(p rank.Profile) error {
 // restores. ok is false when there was no measured profile to remove.
 func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, err error) {
 	k := profileKey(rank.Profile{Card: card, Workload: workload, Provider: provider, Offer: offer})
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bProfiles)
 		v := b.Get(k)
 		if v == nil {
@@ -845,7 +860,7 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 // SeedProfiles stores reference profiles (published or estimated) without
 // overwriting a user's measured one, and drops seeds no longer produced.
 func (s *Store) SeedProfiles(ps []rank.Profile) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := bucket(tx, bProfiles)
 		want := map[string]bool{}
 		for _, p := range ps {
@@ -883,7 +898,7 @@ func (s *Store) SeedProfiles(ps []rank.Profile) error {
 
 // GetAlertState decodes a watch's alert state into v; ok is false if none.
 func (s *Store) GetAlertState(watch string, v any) (ok bool, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		data := bucket(tx, bAlerts).Get([]byte(watch))
 		if data == nil {
 			return nil
@@ -896,7 +911,7 @@ func (s *Store) GetAlertState(watch string, v any) (ok bool, err error) {
 
 // PutAlertState stores a watch's alert state.
 func (s *Store) PutAlertState(watch string, v any) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		return putJSON(bucket(tx, bAlerts), []byte(watch), v)
 	})
 }

@@ -42,7 +42,9 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 	sess, err := c.open(cfg, newLogger(stderr, "warn"), prometheus.NewRegistry(), nil)
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+				return err
+			}
 		}
 		var res httpapi.AcceptResult
 		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/sources/"+url.PathEscape(name)+"/accept", cfg.Server.APIToken, nil, &res); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -43,13 +44,15 @@ func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pip
 // readOrAsk runs local over a read-only pipeline on the store or, when a
 // running daemon holds the database, remote against the daemon's address
 // (--addr, else the one it recorded, else server.addr).
-func readOrAsk(cfg *config.Config, addr string, stderr io.Writer, local func(*pipeline.Pipeline) error, remote func(addr string) error) error {
+func readOrAsk(ctx context.Context, cfg *config.Config, addr string, stderr io.Writer, local func(*pipeline.Pipeline) error, remote func(addr string) error) error {
 	err := withPipeline(cfg, false, stderr, local)
 	if !errors.Is(err, store.ErrLocked) {
 		return err
 	}
 	if addr == "" {
-		addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+		if addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+			return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
+		}
 	}
 	if err := remote(addr); err != nil {
 		return fmt.Errorf("%s is held by a running daemon; asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, addr, err)
@@ -95,7 +98,9 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
+			}
 		}
 		if !*send {
 			// GET /v1/digest: the preview, with Block Kit messages as JSON.
@@ -197,8 +202,20 @@ func daemonCall(ctx context.Context, method, addr, path, token, contentType stri
 	if out == nil {
 		return nil
 	}
-	return json.NewDecoder(res.Body).Decode(out)
+	limit := maxDaemonAnswer
+	if strings.HasPrefix(path, "/v1/export") {
+		limit = maxExportAnswer // every offer, as rows
+	}
+	return json.NewDecoder(capped(res.Body, limit)).Decode(out)
 }
+
+// maxDaemonAnswer caps a JSON answer of the daemon (a 100k-offer /v1/best
+// or plan is a few MB), maxExportAnswer its export (100k offers: about 40
+// MB of CSV, 60 MB of JSON rows). Variables for the tests.
+var (
+	maxDaemonAnswer int64 = 64 << 20
+	maxExportAnswer int64 = 512 << 20
+)
 
 func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && wantsHelp(args[:1]) {
@@ -259,7 +276,9 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
+			}
 		}
 		switch sub {
 		case "add":

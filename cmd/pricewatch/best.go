@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,7 +51,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		q.Set("include_unfit", "true")
 	}
 	var resp *httpapi.BestResponse
-	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		snap := p.View().Snapshot
 		bq, err := httpapi.ParseBestQuery(q, snap, normalize.DefaultCatalog())
 		if err != nil {
@@ -82,13 +81,15 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// daemonAddr is the address the daemon holding db recorded, else fallback.
-func daemonAddr(db, fallback string) string {
-	b, err := os.ReadFile(db + ".addr")
-	if a := strings.TrimSpace(string(b)); err == nil && a != "" {
-		return a
+// daemonAddr is the address the daemon holding db recorded, once it
+// proved it wrote the record, else (no record) fallback. A record that
+// fails its checks or its proof is an error: nothing is sent there.
+func daemonAddr(ctx context.Context, db, fallback string) (string, error) {
+	addr, err := provenDaemon(ctx, db)
+	if errors.Is(err, errNoRecord) {
+		return fallback, nil
 	}
-	return fallback
+	return addr, err
 }
 
 func printBest(w io.Writer, r *httpapi.BestResponse) {

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,14 +53,42 @@ func demoDB(name string) (string, error) {
 	if d, err := os.UserCacheDir(); err == nil {
 		dirs = append(dirs, filepath.Join(d, "pricewatch"))
 	}
-	dirs = append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("pricewatch-%d", os.Getuid())))
 	var last error
 	for _, d := range dirs {
 		if last = os.MkdirAll(d, 0o700); last == nil {
 			return filepath.Join(d, name), nil
 		}
 	}
-	return "", fmt.Errorf("no directory for the demo database: %w", last)
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("pricewatch-%d", os.Getuid()))
+	if err := privateTempDir(d); err != nil {
+		return "", fmt.Errorf("no directory for the demo database (%v): %w", last, err)
+	}
+	return filepath.Join(d, name), nil
+}
+
+// privateTempDir makes dir, a folder in the shared temp directory, or
+// accepts it only as the user's own: a real folder (Lstat, no symlink),
+// owned by the user, mode 0700. Another user could otherwise have made it
+// first and read or replace the database and the daemon's record in it.
+func privateTempDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("refusing %s: not a folder (a symlink?)", dir)
+	}
+	if err := ownedByUser(fi); err != nil {
+		return fmt.Errorf("refusing %s: %w", dir, err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		return fmt.Errorf("refusing %s: mode %v, want 0700 (others could read or replace the database)", dir, fi.Mode().Perm())
+	}
+	return nil
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
@@ -144,35 +172,21 @@ func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.
 	return srv, nil
 }
 
+// lockWait bounds the wait for the database's lock (a variable for tests).
+var lockWait = 2 * time.Second
+
 // openStore opens the database, or returns store.ErrLocked at once when
 // the daemon that recorded its address beside it answers there: the CLI
 // then asks that daemon instead of waiting out the file lock.
 func openStore(path string, readOnly bool) (*store.Store, error) {
-	if addr, ok := liveDaemon(path); ok {
+	if addr, err := provenDaemon(context.Background(), path); err == nil {
 		return nil, fmt.Errorf("%w: %s is held by the daemon at %s", store.ErrLocked, path, addr)
 	}
-	st, err := store.Open(path, store.Options{ReadOnly: readOnly})
+	st, err := store.Open(path, store.Options{ReadOnly: readOnly, Timeout: lockWait})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s is in use by a running pricewatch (serve); stop it, or query it over HTTP (GET /v1/best)", err, path)
 	}
 	return st, err
-}
-
-// liveDaemon reports the address a daemon recorded beside db (db.addr)
-// when it answers /healthz there within a second.
-func liveDaemon(db string) (string, bool) {
-	b, err := os.ReadFile(db + ".addr")
-	addr := strings.TrimSpace(string(b))
-	if err != nil || addr == "" {
-		return "", false
-	}
-	c := http.Client{Timeout: time.Second}
-	res, err := c.Get("http://" + addr + "/healthz")
-	if err != nil {
-		return "", false
-	}
-	res.Body.Close()
-	return addr, res.StatusCode == http.StatusOK
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

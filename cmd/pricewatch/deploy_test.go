@@ -27,7 +27,7 @@ func TestDeploy_ConfigAndUnit(t *testing.T) {
 	}
 	unit := string(b)
 	for _, want := range []string{"\nDynamicUser=yes\n", "\nStateDirectory=pricewatch\n", "\nProtectSystem=strict\n",
-		"\nNoNewPrivileges=yes\n", "\nRestart=on-failure\n", "\nExecStart=/usr/local/bin/pricewatch serve --config /etc/pricewatch/pricewatch.yml\n"} {
+		"\nNoNewPrivileges=yes\n", "\nRestart=on-failure\n", "\nRestartPreventExitStatus=3\n", "\nExecStart=/usr/local/bin/pricewatch serve --config /etc/pricewatch/pricewatch.yml\n"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("pricewatch.service lacks %q", strings.TrimSpace(want))
 		}

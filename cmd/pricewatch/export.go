@@ -37,7 +37,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var rows []httpapi.ExportRow
-	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		rows = httpapi.ExportRows(p.View().Snapshot, *provider)
 		return nil
 	}, func(addr string) error {

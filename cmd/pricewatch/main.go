@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	_ "github.com/pricewatch/pricewatch/scrapers/all" // register every source
+	"github.com/pricewatch/pricewatch/store"
 )
 
 func main() {
@@ -47,8 +48,19 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Fprintln(os.Stderr, "pricewatch:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitDamaged is the exit status of a damaged database: the unit's
+// RestartPreventExitStatus stops systemd restarting into the same file.
+const exitDamaged = 3
+
+func exitCode(err error) int {
+	if errors.Is(err, store.ErrDamaged) {
+		return exitDamaged
+	}
+	return 1
 }
 
 type usageError struct{ msg string }

@@ -158,7 +158,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var res *rank.PlanResult
-	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		var err error
 		res, err = httpapi.Plan(p.View().Snapshot, spec, cfg.Owned)
 		return err

@@ -131,11 +131,15 @@ func (f profileFlags) query() url.Values {
 
 // daemon is the address of the daemon to ask: --addr, else the one it
 // recorded beside the database, else server.addr.
-func (f profileFlags) daemon(cfg *config.Config) string {
+func (f profileFlags) daemon(ctx context.Context, cfg *config.Config) (string, error) {
 	if f.addr != "" {
-		return f.addr
+		return f.addr, nil
 	}
-	return daemonAddr(cfg.DB, cfg.Server.Addr)
+	addr, err := daemonAddr(ctx, cfg.DB, cfg.Server.Addr)
+	if err != nil {
+		return "", fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
+	}
+	return addr, nil
 }
 
 func (f profileFlags) importOptions(name string) profileimport.Options {
@@ -192,7 +196,10 @@ func writeProfile(ctx context.Context, cfg *config.Config, f profileFlags, data 
 		return nil
 	})
 	if errors.Is(err, store.ErrLocked) {
-		addr := f.daemon(cfg)
+		addr, err := f.daemon(ctx, cfg)
+		if err != nil {
+			return err
+		}
 		if err := writeThroughDaemon(ctx, addr, cfg.Server.APIToken, f, data, name, &res); err != nil {
 			return fmt.Errorf("%s is held by a running daemon; storing the profile through it at %s: %w", cfg.DB, addr, err)
 		}
@@ -260,7 +267,10 @@ func deleteProfile(ctx context.Context, cfg *config.Config, f profileFlags, stdo
 		return err
 	})
 	if errors.Is(err, store.ErrLocked) {
-		addr := f.daemon(cfg)
+		var addr string
+		if addr, err = f.daemon(ctx, cfg); err != nil {
+			return err
+		}
 		if cfg.Server.APIToken == "" {
 			return fmt.Errorf("%s is held by a running daemon: set %s to its token to delete through it", cfg.DB, config.EnvAPIToken)
 		}
@@ -283,7 +293,7 @@ func deleteProfile(ctx context.Context, cfg *config.Config, f profileFlags, stdo
 
 func listProfiles(ctx context.Context, cfg *config.Config, f profileFlags, stdout, stderr io.Writer) error {
 	var entries []httpapi.ProfileEntry
-	err := readOrAsk(cfg, f.addr, stderr, func(p *pipeline.Pipeline) error {
+	err := readOrAsk(ctx, cfg, f.addr, stderr, func(p *pipeline.Pipeline) error {
 		ps, err := p.Profiles()
 		entries = httpapi.ProfileEntries(ps, p.NormChecks())
 		return err

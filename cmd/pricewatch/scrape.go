@@ -47,7 +47,9 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// A daemon holds the database: it runs the sources (its own
 		// fixtures or endpoints, not this command's flags).
 		if *addr == "" {
-			*addr = daemonAddr(cfg.DB, cfg.Server.Addr)
+			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
+			}
 		}
 		return scrapeViaDaemon(ctx, cfg.DB, *addr, cfg.Server.APIToken, names, stdout, stderr)
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,12 +71,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { serveErr <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 	// The CLI cannot open a database the daemon holds; it finds the daemon
-	// through this file instead (removed on shutdown).
+	// through this file instead (removed on shutdown), and sends a token
+	// only once the daemon proved it holds the file's secret.
 	addrFile := cfg.DB + ".addr"
-	if err := os.WriteFile(addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
+	if rec, err := newDaemonRecord(ln.Addr()); err != nil {
+		log.Warn("not recording the listen address", "file", addrFile, "reason", err)
+	} else if written, err := writeDaemonRecord(addrFile, rec); err != nil {
 		log.Warn("cannot record the listen address", "file", addrFile, "err", err)
+	} else {
+		secret, _ := hex.DecodeString(rec.Secret)
+		api.SetDaemonProof(secret, rec.Addr)
+		defer removeDaemonRecord(addrFile, written)
 	}
-	defer os.Remove(addrFile)
 	log.Info("pricewatch serving", "addr", base, "db", cfg.DB, "sources", len(p.Enabled()), "slack", slackMode(cfg))
 	for name, reason := range p.Disabled() {
 		log.Warn("source disabled", "source", name, "reason", reason)

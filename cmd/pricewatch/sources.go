@@ -48,7 +48,7 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	var list []httpapi.SourceStatus
-	err = readOrAsk(cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
+	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		// Next runs are known to a running daemon only.
 		list = pipeline.SourceStatuses(cfg, p.View().Health, p.Disabled(), time.Now().UTC(), nil)
 		return nil

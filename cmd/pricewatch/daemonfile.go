@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/pricewatch/pricewatch/httpapi"
+)
+
+// The daemon's record beside the database (<db>.addr) tells the CLI where
+// the daemon that holds the file listens. The CLI sends tokens and uploads
+// there, so it trusts the record only when the file and its folder are the
+// user's own and the daemon proves it wrote it (see httpapi.DaemonProof).
+
+// daemonRecord is the content of <db>.addr (JSON, mode 0600).
+type daemonRecord struct {
+	Addr   string `json:"addr"`
+	PID    int    `json:"pid"`
+	Secret string `json:"secret"` // hex, 32 random bytes
+}
+
+const (
+	maxRecordBytes = 4 << 10
+	secretBytes    = 32
+	// proofTimeout bounds the whole proof exchange.
+	proofTimeout = 2 * time.Second
+)
+
+// ownerUID is the user the record and its folder must belong to (a
+// variable so that tests can play another user).
+var ownerUID = os.Getuid
+
+// errNoRecord means there is no <db>.addr.
+var errNoRecord = errors.New("no daemon record")
+
+// newDaemonRecord is the record of a daemon listening at ln, or an error
+// saying why the CLI could not use one (it talks to loopback only).
+func newDaemonRecord(ln net.Addr) (daemonRecord, error) {
+	ta, ok := ln.(*net.TCPAddr)
+	if !ok {
+		return daemonRecord{}, fmt.Errorf("listening on %s, not TCP", ln)
+	}
+	ip := ta.IP
+	switch {
+	case ip.IsUnspecified():
+		ip = net.IPv4(127, 0, 0, 1)
+	case !ip.IsLoopback():
+		return daemonRecord{}, fmt.Errorf("listening on %s, not a loopback address: the CLI asks a daemon on loopback only (pass it --addr)", ln)
+	}
+	s := make([]byte, secretBytes)
+	if _, err := rand.Read(s); err != nil {
+		return daemonRecord{}, err
+	}
+	return daemonRecord{Addr: net.JoinHostPort(ip.String(), fmt.Sprint(ta.Port)), PID: os.Getpid(), Secret: hex.EncodeToString(s)}, nil
+}
+
+// writeDaemonRecord writes rec to path: a fresh temp file in the same
+// folder (O_EXCL|O_NOFOLLOW, 0600), then a rename over path, which
+// replaces a symlink there instead of writing through it. It returns the
+// file written, for removeDaemonRecord.
+func writeDaemonRecord(path string, rec daemonRecord) (fs.FileInfo, error) {
+	if err := checkRecordDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	var suffix [8]byte
+	rand.Read(suffix[:])
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return os.Lstat(path)
+}
+
+// removeDaemonRecord removes path if it is still the file written.
+func removeDaemonRecord(path string, written fs.FileInfo) {
+	if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, written) {
+		os.Remove(path)
+	}
+}
+
+// ownedByUser says whose fi is when it is not the user's.
+func ownedByUser(fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != ownerUID() {
+		return fmt.Errorf("it belongs to uid %d, not to you (uid %d)", st.Uid, ownerUID())
+	}
+	return nil
+}
+
+// checkRecordDir refuses a folder another user could write the record
+// into: it must belong to the user (or root) and be writable by no one
+// else, unless sticky (then others cannot replace the user's file, and a
+// file of theirs fails the file's own owner check).
+func checkRecordDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok:
+		return nil // no owners to check on this system
+	case int(st.Uid) != ownerUID() && st.Uid != 0:
+		return fmt.Errorf("folder %s belongs to uid %d, not to you (uid %d)", dir, st.Uid, ownerUID())
+	case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
+		return fmt.Errorf("folder %s is writable by others (mode %v)", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// readDaemonRecord reads and checks path: a regular file (Lstat: not a
+// symlink) of the user's, readable by no one else (it holds a secret), at
+// most maxRecordBytes, naming a loopback address. errNoRecord when absent.
+func readDaemonRecord(path string) (daemonRecord, error) {
+	var rec daemonRecord
+	refuse := func(why string, a ...any) (daemonRecord, error) {
+		return rec, fmt.Errorf("refusing the daemon record %s: %s", path, fmt.Sprintf(why, a...))
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, errNoRecord
+	}
+	if err != nil {
+		return rec, err
+	}
+	if err := checkRecordDir(filepath.Dir(path)); err != nil {
+		return refuse("%v", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return refuse("a symlink")
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse("not a regular file")
+	}
+	if err := ownedByUser(fi); err != nil {
+		return refuse("%v", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return refuse("mode %v lets others read or write it (want 0600)", fi.Mode().Perm())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	defer f.Close()
+	if ofi, err := f.Stat(); err != nil || !os.SameFile(fi, ofi) {
+		return refuse("it changed while read")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
+	if err != nil {
+		return refuse("%v", err)
+	}
+	if len(b) > maxRecordBytes {
+		return refuse("larger than %d bytes", maxRecordBytes)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return refuse("not a daemon record (%v): a daemon of an older pricewatch? restart it", err)
+	}
+	host, _, err := net.SplitHostPort(rec.Addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return refuse("address %q is not a loopback IP address", rec.Addr)
+	}
+	if s, err := hex.DecodeString(rec.Secret); err != nil || len(s) != secretBytes {
+		return refuse("no secret of %d bytes", secretBytes)
+	}
+	return rec, nil
+}
+
+// proveDaemon asks the daemon at rec.Addr to prove it holds rec's secret,
+// with a fresh challenge, within proofTimeout and a bounded answer.
+func proveDaemon(ctx context.Context, rec daemonRecord) error {
+	ctx, cancel := context.WithTimeout(ctx, proofTimeout)
+	defer cancel()
+	secret, _ := hex.DecodeString(rec.Secret)
+	challenge := make([]byte, 32)
+	if _, err := rand.Read(challenge); err != nil {
+		return err
+	}
+	var out struct{ Proof string }
+	path := "/v1/daemon/proof?" + url.Values{"challenge": {hex.EncodeToString(challenge)}}.Encode()
+	if err := daemonGet(ctx, rec.Addr, path, 4<<10, &out); err != nil {
+		return err
+	}
+	got, err := hex.DecodeString(out.Proof)
+	if err != nil || !hmac.Equal(got, httpapi.DaemonProof(secret, rec.Addr, challenge)) {
+		return errors.New("its answer does not prove the secret of the record")
+	}
+	return nil
+}
+
+// provenDaemon is the address of the daemon recorded beside db once it
+// proved it wrote the record; errNoRecord when there is none.
+func provenDaemon(ctx context.Context, db string) (string, error) {
+	rec, err := readDaemonRecord(db + ".addr")
+	if err != nil {
+		return "", err
+	}
+	if err := proveDaemon(ctx, rec); err != nil {
+		return "", fmt.Errorf("the process at %s (recorded in %s) is not the daemon that wrote it: %w; remove the file if no pricewatch serve runs",
+			rec.Addr, db+".addr", err)
+	}
+	return rec.Addr, nil
+}
+
+// daemonGet reads a JSON answer of at most limit bytes from the daemon.
+func daemonGet(ctx context.Context, addr, path string, limit int64, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", res.StatusCode)
+	}
+	return json.NewDecoder(capped(res.Body, limit)).Decode(out)
+}
+
+// errAnswerTooLarge is a daemon answer over its cap.
+type errAnswerTooLarge struct{ limit int64 }
+
+func (e errAnswerTooLarge) Error() string {
+	return fmt.Sprintf("the daemon's answer is larger than %d bytes", e.limit)
+}
+
+// capped reads r up to limit bytes and fails past it (io.LimitReader alone
+// would end the answer quietly, as if complete).
+func capped(r io.Reader, limit int64) io.Reader { return &capReader{r: r, left: limit, limit: limit} }
+
+type capReader struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more tells a body of exactly limit bytes from a longer one.
+		var b [1]byte
+		n, err := c.r.Read(b[:])
+		if n > 0 {
+			return 0, errAnswerTooLarge{c.limit}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}

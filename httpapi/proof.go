@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// A daemon records its address and a secret of its own in <db>.addr (mode
+// 0600); before the CLI sends a token or an upload to the address it read
+// there, it asks GET /v1/daemon/proof?challenge=… and checks the answer
+// against the secret. A process that took over the recorded port, or wrote
+// an address file of its own, cannot answer.
+
+// Challenge lengths the proof endpoint accepts, in bytes.
+const (
+	MinChallengeBytes = 16
+	MaxChallengeBytes = 64
+)
+
+// DaemonProof is the answer a daemon with secret, recorded at addr, gives
+// to challenge: HMAC-SHA256 over a label, the address and the challenge,
+// so that an answer relayed from a daemon at another address fails.
+func DaemonProof(secret []byte, addr string, challenge []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("pricewatch daemon proof\x00"))
+	m.Write([]byte(addr))
+	m.Write([]byte{0})
+	m.Write(challenge)
+	return m.Sum(nil)
+}
+
+type proofKey struct {
+	secret []byte
+	addr   string
+}
+
+// SetDaemonProof makes the server answer GET /v1/daemon/proof with secret,
+// as the daemon recorded at addr; until then the endpoint answers 404.
+func (s *Server) SetDaemonProof(secret []byte, addr string) {
+	s.proof.Store(&proofKey{secret: append([]byte(nil), secret...), addr: addr})
+}
+
+type proofHolder = atomic.Pointer[proofKey]
+
+func (s *Server) daemonProof(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if err := checkParams(q, "challenge"); err != nil {
+		return err
+	}
+	k := s.proof.Load()
+	if k == nil {
+		return pricewatch.Errorf(pricewatch.ENotFound, "this server records no daemon address (serve writes <db>.addr)")
+	}
+	c, err := hex.DecodeString(q.Get("challenge"))
+	if err != nil || len(c) < MinChallengeBytes || len(c) > MaxChallengeBytes {
+		return pricewatch.Errorf(pricewatch.EInvalid, "challenge: want %d to %d random bytes in hex", MinChallengeBytes, MaxChallengeBytes)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"proof": hex.EncodeToString(DaemonProof(k.secret, k.addr, c))})
+	return nil
+}

@@ -1,0 +1,39 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch/httpapi"
+)
+
+// GET /v1/daemon/proof answers HMAC(secret, label, addr, challenge) once
+// serve set a secret; 404 before; 400 for a challenge outside 16..64 bytes.
+func TestDaemonProof(t *testing.T) {
+	h := newHarness(t, false)
+	ch := strings.Repeat("5a", 32)
+	if code, body := h.get(t, "/v1/daemon/proof?challenge="+ch); code != 404 {
+		t.Errorf("without a secret: %d %s", code, body)
+	}
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	h.srv.SetDaemonProof(secret, "127.0.0.1:8080")
+	for _, bad := range []string{"", "zz", strings.Repeat("00", 15), strings.Repeat("00", 65)} {
+		if code, body := h.get(t, "/v1/daemon/proof?challenge="+bad); code != 400 || !strings.Contains(string(body), "challenge") {
+			t.Errorf("challenge %q: %d %s", bad, code, body)
+		}
+	}
+	code, body := h.get(t, "/v1/daemon/proof?challenge="+ch)
+	got := decode[struct{ Proof string }](t, body)
+	c, _ := hex.DecodeString(ch)
+	want := hex.EncodeToString(httpapi.DaemonProof(secret, "127.0.0.1:8080", c))
+	if code != http.StatusOK || got.Proof != want {
+		t.Errorf("%d proof %q, want %q", code, got.Proof, want)
+	}
+	// The proof binds the address: a daemon at another address answers differently.
+	if bytes.Equal(httpapi.DaemonProof(secret, "127.0.0.1:9090", c), httpapi.DaemonProof(secret, "127.0.0.1:8080", c)) {
+		t.Error("the proof does not depend on the address")
+	}
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"runtime/debug"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrDamaged means the database file is not what its own meta page says:
+// shorter than the pages it claims, or a page bbolt cannot read.
+var ErrDamaged = errors.New("database file is damaged")
+
+// DamagedError names the file, what is wrong with it and the way out.
+type DamagedError struct {
+	Path string
+	Why  string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s; restore it from a backup, or run `pricewatch compact --rewrite --db COPY` on a copy that still reads "+
+		"and put the rewritten copy in its place", e.Path, ErrDamaged, e.Why)
+}
+
+func (e *DamagedError) Unwrap() error { return ErrDamaged }
+
+// The layout of bbolt's meta page (go.etcd.io/bbolt internal/common,
+// meta.go and page.go, file format version 2): a 16-byte page header (id
+// u64, flags u16, count u16, overflow u32), then the meta fields in the
+// machine's byte order, and a checksum, FNV-64a over the fields before it.
+const (
+	boltMagic        = 0xED0CDAED
+	boltVersion      = 2
+	boltMetaFlag     = 0x04
+	boltNoFreelist   = ^uint64(0)
+	pageHeaderSize   = 16
+	metaChecksumFrom = pageHeaderSize + 56 // magic … txid
+	metaSize         = metaChecksumFrom + 8
+)
+
+type boltMeta struct {
+	magic, version, pageSize uint32
+	root, freelist, pgid     uint64
+	txid                     uint64
+}
+
+// readMeta decodes the meta page at off, or says why it is not one.
+func readMeta(f io.ReaderAt, off int64) (boltMeta, error) {
+	var b [metaSize]byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		return boltMeta{}, fmt.Errorf("read the meta page at byte %d: %w", off, err)
+	}
+	ne := binary.NativeEndian
+	m := boltMeta{
+		magic: ne.Uint32(b[16:]), version: ne.Uint32(b[20:]), pageSize: ne.Uint32(b[24:]),
+		root: ne.Uint64(b[32:]), freelist: ne.Uint64(b[48:]), pgid: ne.Uint64(b[56:]), txid: ne.Uint64(b[64:]),
+	}
+	h := fnv.New64a()
+	h.Write(b[pageHeaderSize:metaChecksumFrom])
+	switch {
+	case ne.Uint16(b[8:])&boltMetaFlag == 0 || m.magic != boltMagic:
+		return m, fmt.Errorf("no meta page at byte %d", off)
+	case m.version != boltVersion:
+		return m, fmt.Errorf("meta page at byte %d: file format version %d, want %d", off, m.version, boltVersion)
+	case h.Sum64() != ne.Uint64(b[metaChecksumFrom:]):
+		return m, fmt.Errorf("meta page at byte %d: checksum mismatch", off)
+	}
+	return m, nil
+}
+
+// checkFile compares the file with its own meta pages before bbolt maps
+// it: a page bbolt reads past the end of a mapped file is a SIGBUS no
+// recover catches, so a truncated file must be refused here. bbolt uses
+// the valid meta page of the higher transaction id; that one's high-water
+// page id × page size must fit in the file, and its root and freelist
+// pages must lie below the high-water mark. A missing or empty file is
+// bbolt's to create.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	size := fi.Size()
+	if size == 0 || !fi.Mode().IsRegular() {
+		return nil
+	}
+	damaged := func(format string, a ...any) error { return &DamagedError{Path: path, Why: fmt.Sprintf(format, a...)} }
+	m0, err0 := readMeta(f, 0)
+	// The second meta page is page 1: at the page size the first one
+	// states, else (first one damaged) at a size bbolt would have used.
+	var m1 boltMeta
+	err1 := errors.New("no second meta page")
+	if err0 == nil {
+		m1, err1 = readMeta(f, int64(m0.pageSize))
+	} else {
+		for ps := int64(1024); ps <= 16<<20 && ps+metaSize <= size; ps <<= 1 {
+			if m, err := readMeta(f, ps); err == nil && int64(m.pageSize) == ps {
+				m1, err1 = m, nil
+				break
+			}
+		}
+	}
+	m := m0
+	switch {
+	case err0 != nil && err1 != nil:
+		return damaged("neither meta page is valid (%v; %v): not a bbolt database, or its first pages are damaged", err0, err1)
+	case err0 != nil || err1 == nil && m1.txid > m0.txid:
+		m = m1
+	}
+	ps := uint64(m.pageSize)
+	switch {
+	case ps < 512 || ps > 16<<20 || ps&(ps-1) != 0:
+		return damaged("the meta page states a page size of %d bytes", ps)
+	case m.pgid < 2 || m.pgid > uint64(size)/ps:
+		return damaged("%d bytes long, but its meta page (transaction %d) claims %d pages of %d bytes (%d bytes): the file was cut short",
+			size, m.txid, m.pgid, ps, m.pgid*ps)
+	case m.root < 2 || m.root >= m.pgid:
+		return damaged("the meta page's root page %d lies outside pages 2..%d", m.root, m.pgid-1)
+	case m.freelist != boltNoFreelist && (m.freelist < 2 || m.freelist >= m.pgid):
+		return damaged("the meta page's freelist page %d lies outside pages 2..%d", m.freelist, m.pgid-1)
+	}
+	return nil
+}
+
+// guard runs fn (a bbolt open or transaction) and turns a panic in it,
+// bbolt's assertion on a page that is not what it should be or a fault
+// reading the mapped file, into a DamagedError naming the file. bbolt's
+// View and Update roll the transaction back on a panic, so the store stays
+// usable for the pages that read.
+func guard(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = &DamagedError{Path: path, Why: fmt.Sprintf("reading it failed (%v)", p)}
+		}
+	}()
+	return fn()
+}
+
+// view and update are bolt's View and Update under guard.
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	return guard(s.db.Path(), func() error { return s.db.View(fn) })
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	return guard(s.db.Path(), func() error { return s.db.Update(fn) })
+}
