@@ -41,14 +41,19 @@ func main() {
 		os.Exit(2)
 	}()
 	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(os.Stderr, "pricewatch:", err)
-			os.Exit(2)
-		}
 		fmt.Fprintln(os.Stderr, "pricewatch:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the exit status of a failed command: 2 for a usage error
+// (a bad flag or argument), 1 for any other.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 type usageError struct{ msg string }
