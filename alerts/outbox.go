@@ -49,10 +49,10 @@ const (
 // back the ones after it, so Slack sees them in the order decided.
 type Sender struct {
 	Outbox   Outbox
-	Notifier Notifier // nil: messages are logged and marked sent
+	Notifier Notifier // nil: messages are logged and marked logged
 	Log      *slog.Logger
 	Now      func() time.Time
-	// Result, if set, counts delivery results (sent, retry, failed).
+	// Result, if set, counts delivery results (sent, logged, retry, failed).
 	Result func(string)
 	// Poll is the longest Run sleeps between looks at the outbox (0:
 	// DefaultPoll); a wake ends the sleep at once.
@@ -99,8 +99,12 @@ func (s *Sender) DeliverDue(ctx context.Context) (time.Duration, error) {
 		}
 		m.Attempts++
 		if err == nil {
+			// With no Slack the message is only logged: say so, not sent.
 			m.Status, m.SentAt, m.LastError = store.Sent, now, ""
-			s.count("sent")
+			if s.Notifier == nil {
+				m.Status, m.SentAt = store.Logged, time.Time{}
+			}
+			s.count(m.Status)
 			if err := s.Outbox.UpdateMessage(*m); err != nil {
 				return 0, err
 			}

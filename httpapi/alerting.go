@@ -64,8 +64,10 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 		limit = n
 	}
 	status := q.Get("status")
-	if status != "" && status != store.Pending && status != store.Sent && status != store.Failed {
-		return pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent or failed, got %q", status)
+	switch status {
+	case "", store.Pending, store.Sent, store.Logged, store.Failed:
+	default:
+		return pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent, logged or failed, got %q", status)
 	}
 	page, err := s.backend.Outbox(status, limit)
 	if err != nil {
