@@ -132,7 +132,11 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := p.Deliver(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "digest: %d message(s) queued and delivered (see pricewatch alerts)\n", len(msgs))
+		outcome, err := digestOutcome(p.Store(), len(msgs))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, outcome)
 		return nil
 	})
 	if errors.Is(err, store.ErrLocked) {
