@@ -60,12 +60,12 @@ const (
 // back the ones after it, so Slack sees them in the order decided.
 type Sender struct {
 	Outbox   Outbox
-	Notifier Notifier // nil: messages are logged and marked sent
+	Notifier Notifier // nil: messages are logged and marked logged
 	Log      *slog.Logger
 	Now      func() time.Time
-	// Result, if set, counts delivery results (sent, retry, failed; found:
-	// an unanswered post was in the channel; unconfirmed: posted again
-	// without being able to look).
+	// Result, if set, counts delivery results (sent; logged: no Slack
+	// configured; retry, failed; found: an unanswered post was in the
+	// channel; unconfirmed: posted again without being able to look).
 	Result func(string)
 	// Poll is the longest Run sleeps between looks at the outbox (0:
 	// DefaultPoll); a wake ends the sleep at once.
@@ -185,7 +185,11 @@ func (s *Sender) deliver(ctx context.Context, m *store.Message, now time.Time) (
 	if err == nil {
 		m.Status, m.SentAt, m.LastError = store.Sent, now, ""
 		m.Channel, m.TS, m.Attempt = r.Channel, r.TS, nil
-		s.count("sent")
+		if s.Notifier == nil {
+			// With no Slack the message is only logged: say so, not sent.
+			m.Status, m.SentAt = store.Logged, time.Time{}
+		}
+		s.count(m.Status)
 		return 0, s.Outbox.UpdateMessage(*m)
 	}
 	if !maybePosted(err) {

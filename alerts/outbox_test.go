@@ -109,6 +109,32 @@ func TestOutbox_DeliversInOrder(t *testing.T) {
 	}
 }
 
+// With no Slack configured the sender only logs a message, and marks it
+// logged, not sent (before: sent, with a sent_at), counting "logged".
+func TestOutbox_NoSlackIsLoggedNotSent(t *testing.T) {
+	e := newOutbox(t)
+	var results []string
+	e.sender.Notifier = nil
+	e.sender.Result = func(r string) { results = append(results, r) }
+	e.enqueue(t, "one", "two")
+	e.drain(t, time.Minute)
+	if got := e.slack.Texts(); len(got) != 0 {
+		t.Errorf("delivered %v without a notifier", got)
+	}
+	if s := statuses(t, e.st); s[store.Logged] != 2 || len(s) != 1 {
+		t.Errorf("statuses %v, want 2 logged", s)
+	}
+	ms, _ := e.st.Messages(0)
+	for _, m := range ms {
+		if !m.SentAt.IsZero() || m.Attempts != 1 {
+			t.Errorf("message %d: sent_at %v, attempts %d; want no sent_at, 1 attempt", m.ID, m.SentAt, m.Attempts)
+		}
+	}
+	if strings.Join(results, ",") != "logged,logged" {
+		t.Errorf("results %v", results)
+	}
+}
+
 func TestOutbox_RetryAfterOn429(t *testing.T) {
 	e := newOutbox(t)
 	e.slack.Script("429:7")

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/pricewatch/pricewatch"
@@ -55,29 +56,45 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(q, "limit", "status"); err != nil {
 		return err
 	}
-	limit := 50
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 1000 {
-			return pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..1000, got %q", l)
-		}
-		limit = n
-	}
-	status := q.Get("status")
-	if status != "" && status != store.Pending && status != store.Sent && status != store.Failed {
-		return pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent or failed, got %q", status)
+	status, limit, err := ParseAlertsQuery(q)
+	if err != nil {
+		return err
 	}
 	page, err := s.backend.Outbox(status, limit)
 	if err != nil {
 		return err
 	}
+	writeJSON(w, http.StatusOK, Alerts(page))
+	return nil
+}
+
+// ParseAlertsQuery reads /v1/alerts' status ("": any) and limit (default
+// 50, at most 1000); pricewatch alerts checks its flags with it.
+func ParseAlertsQuery(q url.Values) (status string, limit int, err error) {
+	limit = 50
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return "", 0, pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..1000, got %q", l)
+		}
+		limit = n
+	}
+	switch status = q.Get("status"); status {
+	case "", store.Pending, store.Sent, store.Logged, store.Failed:
+	default:
+		return "", 0, pricewatch.Errorf(pricewatch.EInvalid, "status must be pending, sent, logged or failed, got %q", status)
+	}
+	return status, limit, nil
+}
+
+// Alerts is the /v1/alerts answer for an outbox page.
+func Alerts(page store.OutboxPage) AlertsResponse {
 	resp := AlertsResponse{Pending: page.Pending, Failed: page.Failed, Messages: []store.Message{}}
 	for _, m := range page.Messages {
 		m.Payload = nil // the text says it; blocks stay in the store
 		resp.Messages = append(resp.Messages, m)
 	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return resp
 }
 
 // digest builds today's digest now and queues it for Slack (token needed).

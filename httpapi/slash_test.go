@@ -13,6 +13,7 @@ import (
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/store"
 )
 
 const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -152,6 +153,30 @@ func TestAlertsAndSilencesEndpoints(t *testing.T) {
 	}
 	if code, _ := h.do(t, http.MethodGet, "/v1/alerts?status=lost", "", ""); code != 400 {
 		t.Errorf("bad status: %d", code)
+	}
+	// A message only logged (no Slack configured) is listed under its own
+	// status, not under sent, and the dashboard shows it as such. Before
+	// the logged status, ?status=logged was a 400.
+	ms, err := h.env.Store.Messages(0)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("outbox: %v %v", ms, err)
+	}
+	ms[0].Status = store.Logged
+	if err := h.env.Store.UpdateMessage(ms[0]); err != nil {
+		t.Fatal(err)
+	}
+	code, body = h.do(t, http.MethodGet, "/v1/alerts?status=logged", "", "")
+	a = httpapi.AlertsResponse{}
+	json.Unmarshal(body, &a)
+	if code != 200 || len(a.Messages) != 1 || a.Messages[0].ID != ms[0].ID || a.Messages[0].Status != "logged" {
+		t.Errorf("alerts?status=logged: %d %s", code, body)
+	}
+	code, body = h.do(t, http.MethodGet, "/v1/alerts?status=sent", "", "")
+	if code != 200 || strings.Contains(string(body), `"logged"`) {
+		t.Errorf("alerts?status=sent lists a logged message: %d %s", code, body)
+	}
+	if code, page := h.page(t, "/alerts"); code != 200 || !strings.Contains(page, `<tr class="status-logged">`) || !strings.Contains(page, "no Slack is configured") {
+		t.Errorf("/alerts does not show the logged message: %d", code)
 	}
 	code, body = h.do(t, http.MethodPost, "/v1/silences", `{"watch":"*","for":"1h","reason":"deploy"}`, "tok")
 	if code != 200 {

@@ -44,7 +44,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "pricewatch_alert_decisions_total", Help: "Alert decisions by kind (baseline, cheaper, unconfirmed, cooldown, silenced, …).",
 		}, []string{"kind"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pricewatch_slack_deliveries_total", Help: "Outbox delivery attempts by result (sent, retry, failed; found: an unanswered post was found in the channel; unconfirmed: posted again unchecked).",
+			Name: "pricewatch_slack_deliveries_total", Help: "Outbox delivery attempts by result (sent; logged: no Slack configured; retry, failed; found: an unanswered post was found in the channel; unconfirmed: posted again unchecked).",
 		}, []string{"result"}),
 		rankSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pricewatch_ranking_build_seconds", Help: "Time the last ranking rebuild took.",

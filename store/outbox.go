@@ -21,10 +21,12 @@ var (
 	bOutboxFailed  = []byte("outbox_failed")
 )
 
-// Message statuses in the outbox.
+// Message statuses in the outbox. Logged is a message no Slack was
+// configured for: written to the log only, done like a sent one.
 const (
 	Pending = "pending"
 	Sent    = "sent"
+	Logged  = "logged"
 	Failed  = "failed"
 )
 
@@ -100,7 +102,7 @@ func ensureIndex(tx *bolt.Tx) (*outboxIndex, error) {
 	return ix, err
 }
 
-// set files a message id under its status (sent: under none).
+// set files a message id under its status (sent, logged: under none).
 func (ix *outboxIndex) set(id uint64, status string) error {
 	for _, b := range []*bolt.Bucket{ix.pending, ix.failed} {
 		want := b == ix.pending && status == Pending || b == ix.failed && status == Failed
@@ -256,14 +258,19 @@ func (s *Store) Outbox(status string, limit int) (OutboxPage, error) {
 			}
 			return nil
 		}
+		// Sent and logged messages are not indexed: a list of one of them
+		// skips the indexed ones unread and the other by its status.
 		c := ob.Cursor()
 		for k, v := c.Last(); k != nil && !full(len(page.Messages)); k, v = c.Prev() {
-			if status == Sent && (ix.pending.Get(k) != nil || ix.failed.Get(k) != nil) {
+			if status != "" && (ix.pending.Get(k) != nil || ix.failed.Get(k) != nil) {
 				continue
 			}
 			var m Message
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("decode message %x: %w", k, err)
+			}
+			if status != "" && m.Status != status {
+				continue
 			}
 			page.Messages = append(page.Messages, m)
 		}
@@ -306,7 +313,7 @@ func scanOutbox(tx *bolt.Tx, status string, limit int, oldest bool) (OutboxPage,
 // pruneBatch bounds one prune transaction.
 const pruneBatch = 1000
 
-// PruneMessages drops sent and failed messages created before the time and
+// PruneMessages drops sent, logged and failed messages created before the time and
 // returns how many it dropped; pending messages stay. Ids follow creation,
 // so it reads from the oldest and stops at the first message created at or
 // after the time: its cost grows with what it drops, not with the outbox.

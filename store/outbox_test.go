@@ -91,6 +91,57 @@ func TestOutbox_Index(t *testing.T) {
 	}
 }
 
+// A logged message (no Slack configured) has its own status: listed under
+// it and not under sent, done like a sent one (not pending, pruned). Before
+// Logged existed the sender marked such messages sent; with the status
+// stored but the list unchanged, Outbox(sent) gave "c,b,a" and
+// Outbox(logged) "d,c,b,a": the unindexed statuses were not told apart.
+func TestOutbox_LoggedIsItsOwnStatus(t *testing.T) {
+	st := mustOpen(t)
+	var ms []store.Message
+	for i, s := range []string{"a", "b", "c", "d"} {
+		m := msg(s, t0.Add(time.Duration(i)*time.Minute))
+		id, err := st.Enqueue(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.ID = id
+		ms = append(ms, m)
+	}
+	for i, status := range []string{store.Sent, store.Logged, store.Logged} {
+		ms[i].Status = status
+		if err := st.UpdateMessage(ms[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		status string
+		limit  int
+		want   string
+	}{
+		{store.Logged, 0, "c,b"},
+		{store.Logged, 1, "c"},
+		{store.Sent, 0, "a"},
+		{store.Pending, 0, "d"},
+		{"", 0, "d,c,b,a"},
+	} {
+		page, err := st.Outbox(c.status, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := texts(page.Messages); got != c.want || page.Pending != 1 || page.Failed != 0 {
+			t.Errorf("Outbox(%q, %d) = %s (pending %d, failed %d), want %s (1, 0)", c.status, c.limit, got, page.Pending, page.Failed, c.want)
+		}
+	}
+	if next, _ := st.NextPending(); next == nil || next.Text != "d" {
+		t.Errorf("next pending %+v, want d", next)
+	}
+	// Messages a, b, c were created before t0+10m, d too, but d is pending.
+	if n, err := st.PruneMessages(t0.Add(10 * time.Minute)); err != nil || n != 3 {
+		t.Errorf("pruned %d (%v), want 3: a sent, b and c logged", n, err)
+	}
+}
+
 // Pruning drops sent and failed messages created before the time, in
 // batches, and keeps pending and newer ones; the counts follow.
 func TestOutbox_Prune(t *testing.T) {

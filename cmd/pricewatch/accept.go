@@ -48,7 +48,7 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 		var res httpapi.AcceptResult
 		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/sources/"+url.PathEscape(name)+"/accept", cfg.Server.APIToken, nil, &res); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s to accept %s: %w", cfg.DB, *addr, name, err)
+			return daemonFailed(cfg.DB, *addr, err)
 		}
 		printAccepted(stdout, name, res.Accepted, res.Run.Status, res.Run.Reason+res.Run.Error)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,9 +56,50 @@ func readOrAsk(ctx context.Context, cfg *config.Config, addr string, stderr io.W
 		}
 	}
 	if err := remote(addr); err != nil {
-		return fmt.Errorf("%s is held by a running daemon; asking it at %s failed (pass its --addr HOST:PORT): %w", cfg.DB, addr, err)
+		return daemonFailed(cfg.DB, addr, err)
 	}
 	return nil
+}
+
+// daemonError is a daemon's refusal: its HTTP status and the message of
+// its JSON error body.
+type daemonError struct {
+	status int
+	msg    string
+}
+
+func (e *daemonError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.msg) }
+
+// asUsage makes a daemon's 400 answer a usage error, for a command whose
+// own check of the same input gives one (the same exit status either way).
+func asUsage(err error) error {
+	var de *daemonError
+	if errors.As(err, &de) && de.status == http.StatusBadRequest {
+		return usageError{de.msg}
+	}
+	return err
+}
+
+// daemonFailed words an error from asking the daemon that holds db at
+// addr. The daemon's own answer about the input (a bad request, no such
+// item, a conflict) is the error, worded as without a daemon (a usage
+// error stays one); a refusal of its own (token, failure) names the
+// daemon; a daemon that cannot be reached is said to be so.
+func daemonFailed(db, addr string, err error) error {
+	var ue usageError
+	var de *daemonError
+	var conn *url.Error
+	switch {
+	case errors.As(err, &ue):
+		return err
+	case errors.As(err, &de) && (de.status == http.StatusBadRequest || de.status == http.StatusNotFound || de.status == http.StatusConflict):
+		return errors.New(de.msg)
+	case errors.As(err, &de):
+		return fmt.Errorf("the daemon holding %s at %s answered %w", db, addr, err)
+	case errors.As(err, &conn):
+		return fmt.Errorf("%s is held by a running daemon, which could not be reached at %s (pass its --addr HOST:PORT): %w", db, addr, err)
+	}
+	return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", db, addr, err)
 }
 
 func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -93,7 +135,11 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := p.Deliver(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "digest: %d message(s) queued and delivered (see pricewatch alerts)\n", len(msgs))
+		outcome, err := digestOutcome(p.Store(), len(msgs))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, outcome)
 		return nil
 	})
 	if errors.Is(err, store.ErrLocked) {
@@ -109,7 +155,7 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				Messages []json.RawMessage `json:"messages"`
 			}
 			if err := daemonJSON(ctx, http.MethodGet, *addr, "/v1/digest", "", nil, &p); err != nil {
-				return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+				return daemonFailed(cfg.DB, *addr, err)
 			}
 			if *asJSON {
 				b, err := json.MarshalIndent(p.Messages, "", "  ")
@@ -124,7 +170,7 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		var out struct{ Queued int }
 		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/digest", cfg.Server.APIToken, nil, &out); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+			return daemonFailed(cfg.DB, *addr, err)
 		}
 		fmt.Fprintf(stdout, "the daemon queued the digest: %d message(s)\n", out.Queued)
 		return nil
@@ -197,7 +243,7 @@ func daemonCall(ctx context.Context, method, addr, path, token, contentType stri
 	if res.StatusCode != http.StatusOK {
 		var e struct{ Error string }
 		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&e)
-		return fmt.Errorf("HTTP %d: %s", res.StatusCode, e.Error)
+		return &daemonError{res.StatusCode, e.Error}
 	}
 	if out == nil {
 		return nil
@@ -296,7 +342,7 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			list = out.Silences
 		}
 		if err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", cfg.DB, *addr, err)
+			return daemonFailed(cfg.DB, *addr, err)
 		}
 	} else if err != nil {
 		return err

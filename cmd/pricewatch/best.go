@@ -64,7 +64,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}, func(addr string) error {
 		resp = new(httpapi.BestResponse)
-		return daemonJSON(ctx, http.MethodGet, addr, "/v1/best?"+q.Encode(), "", nil, resp)
+		return asUsage(daemonJSON(ctx, http.MethodGet, addr, "/v1/best?"+q.Encode(), "", nil, resp))
 	})
 	if err != nil {
 		return err

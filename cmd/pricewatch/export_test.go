@@ -24,7 +24,9 @@ func TestExport_ViaDaemonSameBytesAsOffline(t *testing.T) {
 	// reads the environment, and leaves out the sources a missing key
 	// disables. The same keys on both sides, so both see every source.
 	for _, k := range []string{"PRICEWATCH_GCP_API_KEY", "PRICEWATCH_VERDA_CLIENT_ID", "PRICEWATCH_VERDA_CLIENT_SECRET",
-		"PRICEWATCH_TENSORDOCK_API_KEY", "PRICEWATCH_JARVISLABS_API_KEY", "PRICEWATCH_MATPOOL_TOKEN", "PRICEWATCH_GPUSHARE_TOKEN"} {
+		"PRICEWATCH_TENSORDOCK_API_KEY", "PRICEWATCH_JARVISLABS_API_KEY", "PRICEWATCH_MATPOOL_TOKEN", "PRICEWATCH_GPUSHARE_TOKEN",
+		"PRICEWATCH_DIGITALOCEAN_TOKEN", "PRICEWATCH_HYPERSTACK_API_KEY", "PRICEWATCH_HETZNER_ROBOT_USER", "PRICEWATCH_HETZNER_ROBOT_PASSWORD",
+		"PRICEWATCH_TENCENT_SECRET_ID", "PRICEWATCH_TENCENT_SECRET_KEY", "PRICEWATCH_SEEWEB_API_TOKEN"} {
 		t.Setenv(k, "demo")
 	}
 	cfg := writeConfig(t, filepath.Join(t.TempDir(), "pw.db"), "http://127.0.0.1:9", "0 0 1 1 *") // the first scrape only

@@ -7,6 +7,7 @@
 //	pricewatch plan   [--config FILE] [--db FILE] [--spec FILE] [job flags…] [--json]
 //	pricewatch profile set --card C --workload W --tps N [--provider P] | import FILE … | list | delete
 //	pricewatch digest [--config FILE] [--db FILE] [--send] [--json]
+//	pricewatch alerts [--status S] [--limit N] [--json] [--db FILE | --demo] [--addr HOST:PORT]
 //	pricewatch silence add --watch W --for 6h --reason TEXT | list | remove ID
 //	pricewatch best   [--config FILE] [--db FILE] --workload W [--card C] [--mode M] [--currency CUR] [--json]
 //	pricewatch export [--format csv|json] [--provider P] [--out DIR]
@@ -42,11 +43,6 @@ func main() {
 		os.Exit(2)
 	}()
 	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(os.Stderr, "pricewatch:", err)
-			os.Exit(2)
-		}
 		fmt.Fprintln(os.Stderr, "pricewatch:", err)
 		os.Exit(exitCode(err))
 	}
@@ -56,7 +52,13 @@ func main() {
 // RestartPreventExitStatus stops systemd restarting into the same file.
 const exitDamaged = 3
 
+// exitCode is the exit status of a failed command: 2 for a usage error
+// (a bad flag or argument), 3 for a damaged database, 1 for any other.
 func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	if errors.Is(err, store.ErrDamaged) {
 		return exitDamaged
 	}
@@ -80,6 +82,8 @@ Commands:
           total and pessimistic cost to target, per option
   profile set, import, list or delete throughput profiles (your measured tokens/s)
   digest  print today's digest (--send: queue it for Slack and deliver it)
+  alerts  list the alert outbox, newest first: pending, sent, logged (no
+          Slack configured) and failed messages
   silence add, list or remove silences of watches
   compact roll history older than the raw window into daily rows and shrink
           the database file (the daemon does the first part daily)
@@ -118,6 +122,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runProfile(ctx, args[1:], stdout, stderr)
 	case "digest":
 		return runDigest(ctx, args[1:], stdout, stderr)
+	case "alerts":
+		return runAlerts(ctx, args[1:], stdout, stderr)
 	case "silence":
 		return runSilence(ctx, args[1:], stdout, stderr)
 	case "compact":

@@ -20,7 +20,7 @@ func TestHelp_EveryCommand(t *testing.T) {
 	// Every command with a help text, so a new one is covered too.
 	names := slices.Sorted(maps.Keys(helpText))
 	for _, cmd := range []string{"serve", "scrape", "best", "sources", "plan", "profile set", "profile import", "profile list",
-		"profile delete", "digest", "silence add", "silence list", "silence remove", "compact", "export", "version"} {
+		"profile delete", "digest", "alerts", "silence add", "silence list", "silence remove", "compact", "export", "version"} {
 		if !slices.Contains(names, cmd) {
 			t.Errorf("%s has no help text", cmd)
 		}

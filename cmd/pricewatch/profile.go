@@ -201,7 +201,7 @@ func writeProfile(ctx context.Context, cfg *config.Config, f profileFlags, data 
 			return err
 		}
 		if err := writeThroughDaemon(ctx, addr, cfg.Server.APIToken, f, data, name, &res); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; storing the profile through it at %s: %w", cfg.DB, addr, err)
+			return daemonFailed(cfg.DB, addr, err)
 		}
 	} else if err != nil {
 		return err

@@ -130,7 +130,7 @@ func scrapeViaDaemon(ctx context.Context, db, addr, token string, names []string
 	if len(names) == 0 {
 		var out struct{ Sources []httpapi.SourceStatus }
 		if err := daemonJSON(ctx, http.MethodGet, addr, "/v1/sources", "", nil, &out); err != nil {
-			return fmt.Errorf("%s is held by a running daemon; asking it at %s: %w", db, addr, err)
+			return daemonFailed(db, addr, err)
 		}
 		for _, s := range out.Sources {
 			if s.Status != httpapi.StatusDisabled {
