@@ -192,6 +192,9 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
+	if e.After == 0 {
+		return fmt.Sprintf("request timed out: %v", e.Err)
+	}
 	return fmt.Sprintf("request timed out after %s: %v", e.After, e.Err)
 }
 func (e *TimeoutError) Unwrap() error { return e.Err }
@@ -337,6 +340,12 @@ func fetchOnce(c *colly.Collector, r Request) (*colly.Response, error) {
 	if err != nil {
 		if errors.Is(err, colly.ErrRobotsTxtBlocked) {
 			return nil, fmt.Errorf("robots.txt of %s forbids %s", hostOf(r.URL), r.URL)
+		}
+		// colly fetches robots.txt itself, past the response hooks: its
+		// timeout is named here.
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+			return nil, &TimeoutError{Err: err}
 		}
 		return nil, err
 	}

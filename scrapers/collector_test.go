@@ -208,3 +208,23 @@ func TestEnv_Secret(t *testing.T) {
 		t.Error("injected Getenv not used or not trimmed")
 	}
 }
+
+// A robots.txt that hangs is a timeout too, and says so (colly fetches it
+// past the response hooks; the error read "context deadline exceeded").
+func TestEnv_RobotsTxtTimeoutIsNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	e := env(srv.URL)
+	e.Settings.Timeout, e.Settings.Retries = 100*time.Millisecond, 0
+	col, _ := e.NewCollector(t.Context())
+	_, err := e.Fetch(t.Context(), col, scrapers.Request{URL: srv.URL + "/data"})
+	var te *scrapers.TimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("err = %v", err)
+	}
+}
