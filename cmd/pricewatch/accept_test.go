@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,5 +56,35 @@ func TestSourcesAccept_Offline(t *testing.T) {
 	}
 	if out, err := run("sources", "accept", "--db", db, "--fixtures", dir, "runpod"); err == nil || !strings.Contains(err.Error(), "nothing to accept") {
 		t.Errorf("second accept: %v\n%s", err, out)
+	}
+}
+
+// Issue 22 item 6: a command that only reads lists the sources the daemon
+// scraped as they are, whether or not this shell has their keys (before:
+// gcp, verda, jarvislabs … read "disabled" offline while the demo daemon
+// reported them ok).
+func TestSources_ReadWithoutKeysAgreesWithTheDaemon(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "pw.db")
+	var out, errOut bytes.Buffer
+	if err := Run(t.Context(), []string{"scrape", "--demo", "--db", db}, &out, &errOut); err != nil {
+		t.Fatalf("scrape: %v\n%s", err, errOut.String())
+	}
+	for _, k := range []string{"PRICEWATCH_GCP_API_KEY", "PRICEWATCH_VERDA_CLIENT_ID", "PRICEWATCH_JARVISLABS_API_KEY", "PRICEWATCH_TENSORDOCK_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"sources", "--db", db, "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Sources []struct{ Name, Status, Reason string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got.Sources {
+		if s.Status != "ok" {
+			t.Errorf("%s: %s (%s) read without its key", s.Name, s.Status, s.Reason)
+		}
 	}
 }

@@ -24,7 +24,10 @@ import (
 )
 
 // withPipeline opens the store (read-only unless write) and builds a
-// pipeline over it. ErrLocked means a daemon holds the database.
+// pipeline over it. ErrLocked means a daemon holds the database. Such a
+// pipeline never scrapes, so a source whose key this shell lacks is not
+// "disabled" here: its stored offers are read as the daemon that scrapes
+// it (with the key) reads them.
 func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pipeline.Pipeline) error) error {
 	st, err := openStore(cfg.DB, !write)
 	if err != nil {
@@ -32,7 +35,7 @@ func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pip
 	}
 	defer st.Close()
 	p, err := pipeline.New(cfg, st, pipeline.Options{Registry: prometheus.NewRegistry(), Logger: newLogger(stderr, "warn"),
-		Notifier: notifier(cfg)})
+		Notifier: notifier(cfg), Getenv: readOnlyKeys})
 	if err != nil {
 		return err
 	}
@@ -41,6 +44,10 @@ func withPipeline(cfg *config.Config, write bool, stderr io.Writer, fn func(*pip
 	}
 	return fn(p)
 }
+
+// readOnlyKeys stands in for every source key in a pipeline that only
+// reads: nothing is fetched, so no key is needed or sent.
+func readOnlyKeys(string) string { return "(read only: no key needed)" }
 
 // readOrAsk runs local over a read-only pipeline on the store or, when a
 // running daemon holds the database, remote against the daemon's address
