@@ -152,9 +152,9 @@ func guard(path string, fn func() error) (err error) {
 
 // view and update are bolt's View and Update under guard.
 func (s *Store) view(fn func(*bolt.Tx) error) error {
-	return guard(s.db.Path(), func() error { return s.db.View(fn) })
+	return guard(s.path, func() error { return s.db.View(fn) })
 }
 
 func (s *Store) update(fn func(*bolt.Tx) error) error {
-	return guard(s.db.Path(), func() error { return s.db.Update(fn) })
+	return guard(s.path, func() error { return s.db.Update(fn) })
 }

@@ -56,6 +56,9 @@ type Options struct {
 // Store is the bbolt-backed state of pricewatch.
 type Store struct {
 	db *bolt.DB
+	// path is the file, kept here: bbolt's Path reads a field Close
+	// writes, and a store read may race a close.
+	path string
 }
 
 // initialMmapSize is reserved address space, not memory: bbolt re-maps
@@ -100,7 +103,7 @@ func Open(path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.AllocSize = allocSize
-	s := &Store{db: db}
+	s := &Store{db: db, path: path}
 	if opt.ReadOnly {
 		err = s.view(checkVersion)
 	} else {
@@ -171,7 +174,7 @@ func initBuckets(tx *bolt.Tx) error {
 func (s *Store) Close() error { return s.db.Close() }
 
 // Path is the database file.
-func (s *Store) Path() string { return s.db.Path() }
+func (s *Store) Path() string { return s.path }
 
 func bucket(tx *bolt.Tx, name []byte) *bolt.Bucket { return tx.Bucket(bRoot).Bucket(name) }
 
