@@ -233,6 +233,23 @@ func DefaultWatches(workloads []string) []Watch {
 	return ws
 }
 
+// EffectiveWatches are the watches alerts evaluate: alerts.watches, or
+// without any the default watches of every workload.
+func (c *Config) EffectiveWatches() ([]Watch, error) {
+	if len(c.Alerts.Watches) > 0 {
+		return c.Alerts.Watches, nil
+	}
+	ws, err := c.ResolveWorkloads()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.Name
+	}
+	return DefaultWatches(names), nil
+}
+
 // Load reads a config file over the defaults (path "" = defaults only) and
 // fills secrets from the environment.
 func Load(path string) (*Config, error) {

@@ -76,6 +76,8 @@ type page struct {
 	Error       string
 	// Query is the page's state, the links of the navigation keep it.
 	Query url.Values
+	// Data dates the data (a banner in demo mode, the rates' date).
+	Data dataNote
 }
 
 func (p page) NavLink(to string) string {
@@ -201,7 +203,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(q, dashboardParams...); err != nil {
 		return renderError(w, "best", q, err)
 	}
-	st := bestPage{page: page{Title: "Best option per card", Nav: "best", GeneratedAt: snap.GeneratedAt, Base: snap.Base, Query: q},
+	st := bestPage{page: page{Title: "Best option per card", Nav: "best", GeneratedAt: snap.GeneratedAt, Base: snap.Base, Query: q, Data: s.dataNote()},
 		Workload: q.Get("workload"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")), MaxGPUs: q.Get("max_gpus"),
 		Sort: q.Get("sort"), Order: q.Get("order"), Range: q.Get("range"), Card: q.Get("card"), Available: q.Get("available")}
 	if st.Workload == "" {
@@ -477,6 +479,8 @@ type sourcesPage struct {
 	// Norms are the provider- and offer-level measurements checked
 	// against their card's norm, flagged ones first.
 	Norms []rank.NormCheck
+	// Fixtures (demo mode) is each source's fixture: capture kind and date.
+	Fixtures map[string]SourceData
 }
 
 func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error {
@@ -487,6 +491,10 @@ func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error 
 	st := sourcesPage{page: page{Title: "Source health", Nav: "sources", Query: q}, Sources: s.backend.Statuses()}
 	if v := s.backend.View(); v != nil && v.Snapshot != nil {
 		st.GeneratedAt = v.Snapshot.GeneratedAt
+	}
+	st.Data = s.dataNote()
+	if d := s.demo.Load(); d != nil {
+		st.Fixtures = d.Sources
 	}
 	if wr, err := s.writer(); err == nil {
 		st.Norms = slices.Clone(wr.NormChecks())
@@ -566,7 +574,7 @@ func (s *Server) dashboardPlan(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(q, planParams...); err != nil {
 		return renderError(w, "plan", q, err)
 	}
-	st := planPage{page: page{Title: "Price a job", Nav: "plan", GeneratedAt: snap.GeneratedAt, Query: q},
+	st := planPage{page: page{Title: "Price a job", Nav: "plan", GeneratedAt: snap.GeneratedAt, Query: q, Data: s.dataNote()},
 		Workload: q.Get("workload"), Tokens: q.Get("tokens"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")),
 		MaxGPUs: q.Get("max_gpus"), Card: q.Get("card"), Limit: q.Get("limit")}
 	submitted := st.Workload != ""
@@ -616,7 +624,7 @@ func (s *Server) dashboardAlerts(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(q, "workload", "currency", "mode", "max_gpus"); err != nil {
 		return renderError(w, "alerts", q, err)
 	}
-	st := alertsPage{page: page{Title: "Alerts", Nav: "alerts", Query: q}, WritesOn: s.backend.Config().Server.APIToken != ""}
+	st := alertsPage{page: page{Title: "Alerts", Nav: "alerts", Query: q, Data: s.dataNote()}, WritesOn: s.backend.Config().Server.APIToken != ""}
 	if v := s.backend.View(); v != nil && v.Snapshot != nil {
 		st.GeneratedAt = v.Snapshot.GeneratedAt
 	}

@@ -48,6 +48,7 @@ type Server struct {
 	table    []Route
 	gatherer prometheus.Gatherer
 	proof    proofHolder
+	demo     demoHolder
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the

@@ -49,6 +49,12 @@ type BestResponse struct {
 	// weights + gradients + optimizer + activations (training) against the
 	// memory usable, in GiB.
 	Unfit []rank.Unfit `json:"unfit,omitempty"`
+	// Demo is true when the prices come from bundled fixtures (a daemon
+	// started with --demo or --fixtures), not from the providers.
+	Demo bool `json:"demo"`
+	// Data dates the data: the exchange rates and, in demo mode, each
+	// source's fixture.
+	Data DataInfo `json:"data"`
 }
 
 // BestCard is a card's best entry and the card's reference prices.
@@ -171,7 +177,8 @@ func workloadNames(snap *rank.Snapshot) string {
 // Best answers a validated query from the snapshot.
 func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
 	resp := &BestResponse{Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, MaxGPUs: q.MaxGPUs,
-		Utilization: q.Utilization, Available: "yes", GeneratedAt: snap.GeneratedAt, Cards: []BestCard{}}
+		Utilization: q.Utilization, Available: "yes", GeneratedAt: snap.GeneratedAt, Cards: []BestCard{},
+		Data: dataInfo(snap, nil)}
 	if q.AnyAvailability {
 		resp.Available = "any"
 	}
@@ -210,6 +217,7 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
+		resp.MarkDemo(s.demo.Load())
 		b, err := json.Marshal(resp)
 		return append(b, '\n'), err
 	})

@@ -187,13 +187,9 @@ func (p *Pipeline) Availability(keys []string, since, now time.Time) (map[string
 func (p *Pipeline) Store() *store.Store { return p.store }
 
 func (p *Pipeline) watches() ([]alerts.Watch, error) {
-	cw := p.cfg.Alerts.Watches
-	if len(cw) == 0 {
-		names := make([]string, len(p.workloads))
-		for i, w := range p.workloads {
-			names[i] = w.Name
-		}
-		cw = config.DefaultWatches(names)
+	cw, err := p.cfg.EffectiveWatches()
+	if err != nil {
+		return nil, err
 	}
 	out := make([]alerts.Watch, 0, len(cw))
 	for _, w := range cw {

@@ -274,6 +274,8 @@ type PlanResult struct {
 	// Fleets are, for a serving load with a base and a peak, each card's
 	// cheapest mix of committed and on-demand rentals, cheapest first.
 	Fleets []FleetPlan `json:"fleets,omitempty"`
+	// FleetsConsidered is how many fleets there were before Limit.
+	FleetsConsidered int `json:"fleets_considered,omitempty"`
 }
 
 // Plan prices the job on every eligible offer of the snapshot in the job's
@@ -356,7 +358,13 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 		}
 	}
 	if job.Method == MethodServe && job.BaseTokensPerSecond > 0 {
+		// Limit cuts the fleets as it cuts the options (a fleet per card:
+		// 68 on the demo data).
 		res.Fleets = fleets(job, opts)
+		res.FleetsConsidered = len(res.Fleets)
+		if len(res.Fleets) > job.Limit {
+			res.Fleets = res.Fleets[:job.Limit]
+		}
 	}
 	opts = append(opts, s.ownedOptions(job, owned, opts, cat, conv)...)
 	if !job.IncludeUnfit {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 
@@ -80,18 +81,28 @@ func readMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 // page id × page size must fit in the file, and its root and freelist
 // pages must lie below the high-water mark. A missing or empty file is
 // bbolt's to create.
+// openError names the file once: an *fs.PathError of that file (what
+// os and bolt return) already says "open <path>: …".
+func openError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
 func checkFile(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return openError(path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return openError(path, err)
 	}
 	size := fi.Size()
 	if size == 0 || !fi.Mode().IsRegular() {

@@ -100,7 +100,7 @@ func Open(path string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	db.AllocSize = allocSize
 	s := &Store{db: db, path: path}

@@ -303,6 +303,21 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	body := httpapi.SilenceBody{Watch: *watch, For: *dur, Reason: *reason, CreatedBy: "cli"}
+	if sub == "add" {
+		// A bad silence is refused before the store is opened read-write,
+		// which would create the database file.
+		ws, err := cfg.EffectiveWatches()
+		if err != nil {
+			return err
+		}
+		names := make([]string, len(ws))
+		for i, w := range ws {
+			names[i] = w.Name
+		}
+		if _, err := httpapi.NewSilence(body, names, time.Now().UTC()); err != nil {
+			return usageError{err.Error()}
+		}
+	}
 	var list []store.Silence
 	err = withPipeline(cfg, sub != "list", stderr, func(p *pipeline.Pipeline) error {
 		switch sub {

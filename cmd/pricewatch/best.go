@@ -60,7 +60,9 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if snap.OfferCount() == 0 {
 			fmt.Fprintf(stderr, "pricewatch: %s holds no offers yet; run `pricewatch scrape` (or serve) first\n", cfg.DB)
 		}
-		resp, err = httpapi.Best(snap, bq)
+		if resp, err = httpapi.Best(snap, bq); err == nil && c.demo {
+			resp.MarkDemo(httpapi.DemoFixtures())
+		}
 		return err
 	}, func(addr string) error {
 		resp = new(httpapi.BestResponse)
@@ -103,6 +105,9 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 	if r.Available == "any" {
 		scope += ", out-of-stock offers included"
 	}
+	// The data's own dates first: a ranking of a minute ago can price
+	// fixtures of 2024 at rates of 2022.
+	fmt.Fprintln(w, httpapi.DataLine(r.Demo, r.Data))
 	fmt.Fprintf(w, "Best %s per card, cost per million tokens in %s (%s, ranking of %s)\n",
 		r.Workload, r.Currency, scope, r.GeneratedAt.Format(time.RFC3339))
 	fmt.Fprintln(w, "Each offer is priced at its rentable unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs.")

@@ -144,6 +144,14 @@ func TestDashboard_InBrowser(t *testing.T) {
 	if cards < 8 || !strings.HasSuffix(usd, "USD") || unit == "" {
 		t.Fatalf("best page: %d cards, first cost %q, unit %q", cards, usd, unit)
 	}
+	// The page says it is a demo, in view above the table, with the rates'
+	// date (before: only "Ranking of … (1m ago)" in the footer).
+	banner, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector("#demo-banner");
+		if (!e) return ""; const r = e.getBoundingClientRect(), st = getComputedStyle(e);
+		return r.height > 0 && r.bottom <= innerHeight && st.visibility === "visible" && st.display !== "none" ? e.innerText : ""; })()`))
+	if err != nil || !strings.Contains(banner, "Demo: prices from bundled fixtures (18 of 30 illustrative), exchange rates of 2022-07-08") {
+		t.Errorf("demo banner not in view: %q %v", banner, err)
+	}
 
 	// 2. Switching the currency changes the numbers (and the address).
 	do(chromedp.SetValue(chromedp.CSS(`#currency`), "CNY"), chromedp.Click(chromedp.CSS(`#apply`)))

@@ -126,6 +126,12 @@ func (c *common) load() (*config.Config, error) {
 			return nil, err
 		}
 	}
+	// Every command checks the config as serve does, so a bad value is
+	// named by its key (ranking.base_currency: GBP read as 'unknown
+	// currency ""' in best and plan).
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 

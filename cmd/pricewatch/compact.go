@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/pricewatch/pricewatch/store"
@@ -35,6 +37,11 @@ func runCompact(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if w < store.MinRawWindow {
 		return usageError{fmt.Sprintf("--raw-window must be at least %s", store.MinRawWindow)}
+	}
+	// Opening read-write would create a missing file: a typo in --db is
+	// refused, not compacted into a new empty database.
+	if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no database at %s (check --db or the config's db)", cfg.DB)
 	}
 	st, err := openStore(cfg.DB, false)
 	if err != nil {

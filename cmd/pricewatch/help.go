@@ -48,7 +48,7 @@ var helpText = map[string][3]string{
 		"pricewatch alerts --demo --status failed"},
 	"silence add": {"silence add --watch W --for 6h --reason TEXT",
 		"Silence a watch (or * for all) for a while; its state still advances.",
-		"pricewatch silence add --watch lora-ondemand --for 6h --reason \"maintenance\""},
+		"pricewatch silence add --watch lora-7b/ondemand --for 6h --reason \"maintenance\""},
 	"silence list":   {"silence list", "List the silences.", "pricewatch silence list"},
 	"silence remove": {"silence remove ID", "Remove a silence.", "pricewatch silence remove 3"},
 	"export": {"export [--format csv|json] [--provider P] [--out DIR] [--db FILE | --demo] [--addr HOST:PORT]",

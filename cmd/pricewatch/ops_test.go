@@ -57,7 +57,7 @@ func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out, errOut bytes.Buffer
 		if err := Run(t.Context(), args, &out, &errOut); err != nil || !strings.HasPrefix(out.String(), "pricewatch ") ||
-			!strings.Contains(out.String(), "commit ") || !strings.Contains(out.String(), "built ") {
+			!strings.Contains(out.String(), "commit ") || !strings.Contains(out.String(), ", go") {
 			t.Errorf("%v: %v %q", args, err, out.String())
 		}
 	}

@@ -334,6 +334,9 @@ func printFleets(w io.Writer, r *rank.PlanResult) {
 			opt(f.AllOnDemandMonthly), opt(f.AllCommittedMonthly), money(f.Saving), f.SavingPct)
 	}
 	tw.Flush()
+	if r.FleetsConsidered > len(r.Fleets) {
+		fmt.Fprintf(w, "%d of %d fleets shown (--limit).\n", len(r.Fleets), r.FleetsConsidered)
+	}
 }
 
 // memoryLabel is the memory per GPU of one copy of the model, with the

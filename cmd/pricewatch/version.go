@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -16,13 +17,25 @@ var (
 )
 
 // versionInfo is the module version, the commit (with "+dirty" for a
-// modified tree) and the build date: -X values where given, else the
-// build info's module version and its vcs.revision and vcs.time.
-func versionInfo() (ver, rev, date string) {
-	ver, rev, date = version, commit, buildDate
+// modified tree) and when: -X values where given, else the build info's
+// module version and its vcs.revision and vcs.time. Go records no build
+// time, only the commit's: without -X main.buildDate the date is labelled
+// "committed", never "built".
+func versionInfo() (ver, rev, when string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return orUnknown(ver), orUnknown(rev), orUnknown(date)
+		bi = nil
+	}
+	return versionOf(bi, version, commit, buildDate)
+}
+
+func versionOf(bi *debug.BuildInfo, xVersion, xCommit, xBuildDate string) (ver, rev, when string) {
+	ver, rev = xVersion, xCommit
+	if xBuildDate != "" {
+		when = "built " + xBuildDate
+	}
+	if bi == nil {
+		return orUnknown(ver), orUnknown(rev), cmp.Or(when, "build date unknown")
 	}
 	if ver == "" {
 		ver = bi.Main.Version
@@ -35,17 +48,17 @@ func versionInfo() (ver, rev, date string) {
 				rev = s.Value
 			}
 		case "vcs.time":
-			if date == "" {
-				date = s.Value
+			if when == "" {
+				when = "committed " + s.Value
 			}
 		case "vcs.modified":
 			dirty = s.Value == "true"
 		}
 	}
-	if dirty && rev != "" && commit == "" {
+	if dirty && rev != "" && xCommit == "" {
 		rev += "+dirty"
 	}
-	return orUnknown(ver), orUnknown(rev), orUnknown(date)
+	return orUnknown(ver), orUnknown(rev), cmp.Or(when, "build date unknown")
 }
 
 func orUnknown(s string) string {
@@ -60,7 +73,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ver, rev, date := versionInfo()
-	fmt.Fprintf(stdout, "pricewatch %s (commit %s, built %s, %s %s/%s)\n", ver, rev, date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	ver, rev, when := versionInfo()
+	fmt.Fprintf(stdout, "pricewatch %s (commit %s, %s, %s %s/%s)\n", ver, rev, when, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
