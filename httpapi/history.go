@@ -1,9 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,9 +136,9 @@ func parseWhen(field, v string, at time.Time) (time.Time, error) {
 }
 
 // History answers a validated query from the store's rows.
-func History(snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
+func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
 	f := history.Filter{Card: q.Card, Modes: q.Modes, Source: q.Source, MaxGPUs: q.MaxGPUs, AnyAvailability: q.AnyAvailability}
-	rows, terms, err := history.Load(hb.Store(), slices.Collect(snap.Offers()), f, q.Since)
+	rows, terms, err := history.Load(ctx, hb.Store(), snap.Offers(), f, q.Since)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp, err := History(v.Snapshot, hb, q)
+	resp, err := History(r.Context(), v.Snapshot, hb, q)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -474,4 +475,90 @@ func (r *histReader) changesAt(hc *bolt.Cursor, at time.Time, ids []uint32, out 
 
 func sortByKey(chs []Change) {
 	slices.SortFunc(chs, func(a, b Change) int { return strings.Compare(a.Key, b.Key) })
+}
+
+// ctxEvery is how many items a long read handles between checks of its
+// context.
+const ctxEvery = 1024
+
+// HistorySince reads in one transaction the rows from since on (the row
+// in effect at since first, as history does) of the offers keys names
+// (key → source) and of every offer the change log names since then with
+// a row of card and source ("" for any); those are added to keys. A series needs no more:
+// unlike Changes it neither prices each change against the row before it
+// nor builds and sorts the whole window, and an offer already taken is
+// not looked at again. It stops with ctx's error when ctx ends.
+func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since time.Time, card, source string) (map[string][]HistoryRow, error) {
+	out := make(map[string][]HistoryRow, len(keys))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := newHistReader(tx)
+		taken := make(map[uint32]bool, len(keys))
+		n := 0
+		read := func(id uint32, key string) error {
+			taken[id] = true
+			rows, err := r.history(id, since)
+			if err != nil {
+				return err
+			}
+			out[key] = rows
+			return nil
+		}
+		for key := range keys {
+			if n++; n%ctxEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if id, ok := r.id(key); ok {
+				if err := read(id, key); err != nil {
+					return err
+				}
+			} else {
+				out[key] = nil
+			}
+		}
+		hc := r.hist.Cursor()
+		c := bucket(tx, bChangeIdx).Cursor()
+		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
+				continue
+			}
+			for ; len(v) >= 4; v = v[4:] {
+				if n++; n%ctxEvery == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				id := binary.BigEndian.Uint32(v)
+				if taken[id] {
+					continue
+				}
+				hk := histKey(id, keyTime(k))
+				hkk, hv := hc.Seek(hk)
+				if !bytes.Equal(hkk, hk) {
+					continue // compacted away
+				}
+				raw, err := decodeRaw(hv)
+				if err != nil {
+					return err
+				}
+				t, err := r.termsOf(raw.terms)
+				if err != nil {
+					return err
+				}
+				if card != "" && t.Card != card {
+					continue
+				}
+				src, key, err := r.key(id)
+				if err != nil {
+					return err
+				}
+				if source != "" && src != source {
+					continue
+				}
+				keys[key] = src
+				if err := read(id, key); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
 }
