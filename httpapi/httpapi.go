@@ -47,13 +47,15 @@ type Server struct {
 	replays  replays
 	table    []Route
 	gatherer prometheus.Gatherer
+	// heavySlots holds one token per heavy request running (HeavyLimit).
+	heavySlots chan struct{}
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
 // server's own metrics (both usually one *prometheus.Registry).
 func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log *slog.Logger) (*Server, error) {
 	s := &Server{
-		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer,
+		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pricewatch_http_requests_total", Help: "HTTP requests by handler and status code.",
 		}, []string{"handler", "code"}),
@@ -131,6 +133,11 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 			return
 		}
 		if err := h(rec, r); err != nil {
+			if cancelled(err) {
+				// The client left or the deadline passed: the work stopped.
+				s.log.Debug("request cancelled", "path", r.URL.Path, "err", err)
+				err = pricewatch.Errorf(pricewatch.EUnavailable, "request cancelled: %v", err)
+			}
 			if statusOf(err) == http.StatusInternalServerError {
 				s.log.Error("request failed", "path", r.URL.Path, "err", err)
 			}
@@ -164,7 +171,7 @@ func statusOf(err error) int {
 		return http.StatusMethodNotAllowed
 	case EConflict:
 		return http.StatusConflict
-	case pricewatch.EUnavailable:
+	case pricewatch.EUnavailable, EBusy:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError

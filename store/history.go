@@ -490,6 +490,9 @@ const ctxEvery = 1024
 // not looked at again. It stops with ctx's error when ctx ends.
 func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since time.Time, card, source string) (map[string][]HistoryRow, error) {
 	out := make(map[string][]HistoryRow, len(keys))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		r := newHistReader(tx)
 		taken := make(map[uint32]bool, len(keys))

@@ -1,0 +1,59 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pricewatch/pricewatch/httpapi"
+)
+
+// TestHeavy_LimitAnswers503 holds every heavy slot, as HeavyLimit running
+// history requests would: the next history, dashboard or export request
+// is refused at once with 503, Retry-After and a JSON error, while
+// /v1/best still answers; once a slot is free they answer again. Before
+// the limit the held slots did not exist and history answered 200 (the
+// test failed with "status 200").
+func TestHeavy_LimitAnswers503(t *testing.T) {
+	h := newHarness(t, true)
+	heavy := []string{"/v1/history?card=L40S&workload=lora-7b", "/?workload=lora-7b&card=L40S", "/v1/export.csv", "/v1/export.json"}
+	release := h.srv.HoldHeavy(httpapi.HeavyLimit)
+	for _, target := range heavy {
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
+			!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"error":"busy`) {
+			t.Errorf("%s with every slot held: status %d, Retry-After %q, %s", target, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+		}
+	}
+	if code, body := h.get(t, "/v1/best?workload=lora-7b"); code != http.StatusOK {
+		t.Errorf("/v1/best while heavy requests run: %d %s", code, body)
+	}
+	release()
+	release = h.srv.HoldHeavy(httpapi.HeavyLimit - 1)
+	defer release()
+	for _, target := range heavy {
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("%s with a slot free: status %d %s", target, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestHistory_CancelledRequestStops sends a history request whose context
+// has ended (the client left): the store read returns the context's error
+// instead of reading the rows, and the answer is a 503 saying so, not a
+// series. Without the context checks it answered 200 with the points.
+func TestHistory_CancelledRequestStops(t *testing.T) {
+	h := newHarness(t, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/history?card=L40S&workload=lora-7b", nil).WithContext(ctx))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "request cancelled") {
+		t.Errorf("cancelled request: status %d %s", rec.Code, rec.Body)
+	}
+}
