@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,5 +58,42 @@ func TestHistory_CancelledRequestStops(t *testing.T) {
 	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/history?card=L40S&workload=lora-7b", nil).WithContext(ctx))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "request cancelled") {
 		t.Errorf("cancelled request: status %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestExport_Streamed checks the streamed exports: the JSON array is byte
+// for byte the encoding of the whole slice (what writeJSON wrote before),
+// the CSV has its header and a row per offer; and an export whose client
+// has left is cut (http.ErrAbortHandler: the connection is dropped, so a
+// cut file never looks complete) instead of being written to the end.
+// Before the context check the cancelled export answered 200 in full.
+func TestExport_Streamed(t *testing.T) {
+	h := newHarness(t, true)
+	code, body := h.get(t, "/v1/export.json")
+	want, err := json.Marshal(httpapi.ExportRows(h.env.Pipeline.View().Snapshot, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusOK || !bytes.Equal(body, append(want, '\n')) {
+		t.Fatalf("export.json: %d, %d bytes, want the %d of the encoded slice", code, len(body), len(want)+1)
+	}
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/export.csv", nil))
+	recs, err := csv.NewReader(rec.Body).ReadAll()
+	if err != nil || rec.Code != http.StatusOK || len(recs) < 2 || recs[0][0] != "instance_name" {
+		t.Fatalf("export.csv: %d, %d records, %v", rec.Code, len(recs), err)
+	}
+	for _, target := range []string{"/v1/export.csv", "/v1/export.json"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rec := httptest.NewRecorder()
+		func() {
+			defer func() {
+				if p := recover(); p != http.ErrAbortHandler {
+					t.Errorf("%s cancelled: recovered %v, status %d, %d bytes; want the response aborted", target, p, rec.Code, rec.Body.Len())
+				}
+			}()
+			h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx))
+		}()
 	}
 }

@@ -117,6 +117,12 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					// A streamed answer cut on purpose: net/http drops the
+					// connection, so the client sees it was cut.
+					s.requests.WithLabelValues(name, "aborted").Inc()
+					panic(p)
+				}
 				s.log.Error("handler panicked", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 				writeError(rec, pricewatch.Errorf(pricewatch.EInternal, "internal error"))
 			}
@@ -150,6 +156,10 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code int
 }
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines, flushes).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.code = code
