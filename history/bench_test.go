@@ -58,7 +58,7 @@ func BenchmarkHistory100k(b *testing.B) {
 	b.Run("LoadAndSeries", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			rows, terms, err := history.Load(context.Background(), st, slices.Values(cur), f, t0)
+			rows, terms, err := history.Load(context.Background(), st, history.Current{Offers: slices.Values(cur)}, f, t0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func BenchmarkHistory100k(b *testing.B) {
 			}
 		}
 	})
-	rows, terms, err := history.Load(context.Background(), st, slices.Values(cur), f, t0)
+	rows, terms, err := history.Load(context.Background(), st, history.Current{Offers: slices.Values(cur)}, f, t0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -379,11 +379,14 @@ type Reader interface {
 // names since then. It returns the rows and the terms of each key
 // (TermsFor). Only the selection's offers are kept from current, and only
 // their rows are read.
-func Load(ctx context.Context, r Reader, current iter.Seq[pricewatch.Offer], f Filter, since time.Time) (map[string][]store.HistoryRow, map[string]pricewatch.Offer, error) {
+func Load(ctx context.Context, r Reader, current Current, f Filter, since time.Time) (map[string][]store.HistoryRow, map[string]pricewatch.Offer, error) {
 	keys := map[string]string{} // key → source
 	sib := newSiblings()
-	for o := range current {
-		sib.add(o)
+	sib.lookup = current.Sibling
+	for o := range current.Offers {
+		if current.Sibling == nil {
+			sib.add(o)
+		}
 		if (f.Card == "" || o.Card == f.Card) && (f.Source == "" || o.Source == f.Source) {
 			keys[o.Key] = o.Source
 			sib.byKey[o.Key] = o
@@ -396,6 +399,17 @@ func Load(ctx context.Context, r Reader, current iter.Seq[pricewatch.Offer], f F
 	return rows, sib.termsFor(keys), nil
 }
 
+// Current is what Load reads of the current offers.
+type Current struct {
+	// Offers yields the current offers: every one, or at least those of
+	// the filter's card when Sibling is set.
+	Offers iter.Seq[pricewatch.Offer]
+	// Sibling, when set, gives a current offer of a source (of the mode
+	// asked where there is one) for the terms of a vanished offer, so
+	// Offers need not yield every offer; without it they come from Offers.
+	Sibling func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool)
+}
+
 // siblings holds what TermsFor needs of the current offers: the offers of
 // the keys asked, and one offer per source and per source and mode (not a
 // copy of every offer).
@@ -403,6 +417,7 @@ type siblings struct {
 	byKey     map[string]pricewatch.Offer
 	first     map[string]pricewatch.Offer
 	firstMode map[[2]string]pricewatch.Offer
+	lookup    func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool)
 }
 
 func newSiblings() *siblings {
@@ -429,7 +444,11 @@ func (s *siblings) termsFor(keys map[string]string) map[string]pricewatch.Offer 
 		}
 		mode := modeOf(k, pricewatch.Offer{})
 		t := pricewatch.Offer{Key: k, Source: src, Provider: src, Kind: pricewatch.KindOffer, RentUnit: pricewatch.RentFixed}
-		if o, ok := s.firstMode[[2]string{src, string(mode)}]; ok {
+		if s.lookup != nil {
+			if o, ok := s.lookup(src, mode); ok {
+				t = o
+			}
+		} else if o, ok := s.firstMode[[2]string{src, string(mode)}]; ok {
 			t = o
 		} else if o, ok := s.first[src]; ok {
 			t = o

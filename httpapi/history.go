@@ -138,7 +138,7 @@ func parseWhen(field, v string, at time.Time) (time.Time, error) {
 // History answers a validated query from the store's rows.
 func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
 	f := history.Filter{Card: q.Card, Modes: q.Modes, Source: q.Source, MaxGPUs: q.MaxGPUs, AnyAvailability: q.AnyAvailability}
-	rows, terms, err := history.Load(ctx, hb.Store(), snap.Offers(), f, q.Since)
+	rows, terms, err := history.Load(ctx, hb.Store(), currentOf(snap, q.Card), f, q.Since)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +172,31 @@ func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q Hist
 		resp.Step = "1d"
 	}
 	return resp, nil
+}
+
+// currentOf is what a history of one card reads of the snapshot: that
+// card's offers and, for an offer that has vanished, one current offer of
+// its source from the per-source indexes — not every offer unpacked.
+func currentOf(snap *rank.Snapshot, card string) history.Current {
+	all := max(snap.OfferCount(), 1)
+	return history.Current{
+		Offers: func(yield func(pricewatch.Offer) bool) {
+			page, _, _ := snap.QueryOffers(rank.OfferQuery{Card: card, Limit: all})
+			for _, o := range page {
+				if !yield(o) {
+					return
+				}
+			}
+		},
+		Sibling: func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool) {
+			for _, m := range []pricewatch.Mode{mode, ""} {
+				if page, _, _ := snap.QueryOffers(rank.OfferQuery{Source: source, Mode: m, Limit: 1}); len(page) > 0 {
+					return page[0], true
+				}
+			}
+			return pricewatch.Offer{}, false
+		},
+	}
 }
 
 func (s *Server) historyBackend() (HistoryBackend, error) {

@@ -16,7 +16,7 @@ import (
 // price — a job watch, or one scoped by region or provider — keeps the
 // series the alert engine records at each evaluation.
 func (p *Pipeline) digestSeries(ctx context.Context, snap *rank.Snapshot, since time.Time) (func(string, time.Time) ([]store.Sample, error), error) {
-	rows, terms, err := history.Load(ctx, p.store, snap.Offers(), history.Filter{}, since)
+	rows, terms, err := history.Load(ctx, p.store, history.Current{Offers: snap.Offers()}, history.Filter{}, since)
 	if err != nil {
 		return nil, err
 	}

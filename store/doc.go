@@ -21,6 +21,9 @@
 //	                                                     or, at a month's first instant, that month's compacted
 //	                                                     days (day, flags, terms id, open, min, max, close)
 //	  change_index/ <time> <4-byte id>                → "" (the changes in time order; ChangeRetention)
+//	  card_ids/ <card> 0x00 <4-byte id>               → "" (each card any of an offer's rows named: one card's
+//	                                                     history reads its own offers; built once at Open for a
+//	                                                     file written before it, meta/card_index then set)
 //	  runs/     <source> 0x00 <started>               → pricewatch.Run (pruned after RunRetention)
 //	  health/   <source>                              → Health (last run, last success, failures)
 //	  profiles/ <card> 0x00 <workload>                → rank.Profile (measured, published, estimated)

@@ -23,6 +23,13 @@ var (
 	bTermIDs   = []byte("term_ids")
 	bHist      = []byte("hist")
 	bChangeIdx = []byte("change_index")
+	// bCardIDs indexes the offers by card: <card> 0x00 <4-byte id> → "",
+	// for every card any of the offer's rows named, so one card's history
+	// reads its own offers instead of every change in the window.
+	bCardIDs = []byte("card_ids")
+	// kCardIndex in the meta bucket says bCardIDs covers every row (it is
+	// built once from the rows of a file written before it existed).
+	kCardIndex = []byte("card_index")
 )
 
 // Fill percents of the buckets whose keys arrive in order: an offer's
@@ -38,17 +45,17 @@ const fillAppend = 1.0
 
 // histTx is the history side of one write transaction.
 type histTx struct {
-	ids, keys, terms, termIDs, hist, idx *bolt.Bucket
-	termCache                            map[string]uint64
-	fresh                                int    // ids given in this transaction
-	slab                                 []byte // values written
+	ids, keys, terms, termIDs, hist, idx, cards *bolt.Bucket
+	termCache                                   map[string]uint64
+	fresh                                       int    // ids given in this transaction
+	slab                                        []byte // values written
 }
 
 func newHistTx(tx *bolt.Tx) *histTx {
 	h := &histTx{
 		ids: bucket(tx, bOfferIDs), keys: bucket(tx, bOfferKeys),
 		terms: bucket(tx, bTerms), termIDs: bucket(tx, bTermIDs),
-		hist: bucket(tx, bHist), idx: bucket(tx, bChangeIdx),
+		hist: bucket(tx, bHist), idx: bucket(tx, bChangeIdx), cards: bucket(tx, bCardIDs),
 		termCache: map[string]uint64{},
 	}
 	h.idx.FillPercent = fillAppend
@@ -175,10 +182,76 @@ func (h *histTx) writeChanges(at time.Time, chs []change) error {
 		}
 	}
 	ids := make([]uint32, len(rows))
+	cards := make([][]byte, 0, len(rows))
 	for i, r := range rows {
 		ids[i] = r.id
+		if c := r.ch.offer.Card; c != "" {
+			cards = append(cards, cardKey(c, r.id))
+		}
+	}
+	if err := h.indexCards(cards); err != nil {
+		return err
 	}
 	return h.indexChanges(at, ids)
+}
+
+// cardKey is the card index key of an offer id.
+func cardKey(card string, id uint32) []byte {
+	return binary.BigEndian.AppendUint32(append([]byte(card), 0), id)
+}
+
+// indexCards adds card index keys not there yet, in key order (a first
+// load's keys are appended per card).
+func (h *histTx) indexCards(keys [][]byte) error {
+	slices.SortFunc(keys, bytes.Compare)
+	if len(keys) > 1000 && h.cards.Stats().KeyN == 0 {
+		h.cards.FillPercent = fillAppend
+	}
+	for _, k := range keys {
+		if h.cards.Get(k) != nil {
+			continue
+		}
+		if err := h.cards.Put(k, []byte{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildCardIndex fills the card index from every stored row, once, for a
+// file written before the index existed.
+func buildCardIndex(tx *bolt.Tx) error {
+	m := tx.Bucket(bMeta)
+	if m.Get(kCardIndex) != nil {
+		return nil
+	}
+	r := newHistReader(tx)
+	cards := bucket(tx, bCardIDs)
+	c := r.hist.Cursor()
+	var keys [][]byte
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) < 4 {
+			continue
+		}
+		rows, err := r.rows(nil, k, v)
+		if err != nil {
+			return err
+		}
+		id := binary.BigEndian.Uint32(k)
+		for _, row := range rows {
+			if row.Card != "" {
+				keys = append(keys, cardKey(row.Card, id))
+			}
+		}
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	keys = slices.CompactFunc(keys, bytes.Equal)
+	for _, k := range keys {
+		if err := cards.Put(k, []byte{}); err != nil {
+			return err
+		}
+	}
+	return m.Put(kCardIndex, []byte("1"))
 }
 
 // indexChanges adds offer ids to the change index entry of time at: one
@@ -517,6 +590,39 @@ func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since 
 			} else {
 				out[key] = nil
 			}
+		}
+		if cards := bucket(tx, bCardIDs); card != "" && cards != nil && tx.Bucket(bMeta).Get(kCardIndex) != nil {
+			// The offers that ever were of the card: those with a row of it
+			// from since on are the change log's ones.
+			prefix := append([]byte(card), 0)
+			c := cards.Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				if n++; n%ctxEvery == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				id := binary.BigEndian.Uint32(k[len(prefix):])
+				if taken[id] {
+					continue
+				}
+				rows, err := r.history(id, since)
+				if err != nil {
+					return err
+				}
+				if !slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
+					continue
+				}
+				src, key, err := r.key(id)
+				if err != nil {
+					return err
+				}
+				if source != "" && src != source {
+					continue
+				}
+				keys[key] = src
+				taken[id] = true
+				out[key] = rows
+			}
+			return nil
 		}
 		hc := r.hist.Cursor()
 		c := bucket(tx, bChangeIdx).Cursor()
