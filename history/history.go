@@ -16,6 +16,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -101,10 +102,11 @@ type Input struct {
 	Before bool
 }
 
+// event is one history row: its time (Unix ns), its key's index and its
+// index among the key's rows.
 type event struct {
-	at  time.Time
-	key string
-	row store.HistoryRow
+	at   int64
+	k, r int32
 }
 
 // Series computes the points of the input, oldest first; an input with no
@@ -114,43 +116,51 @@ func Series(in Input) []Point {
 	if len(modes) == 0 {
 		modes = pricewatch.DefaultModes()
 	}
-	var evs []event
-	for key, rows := range in.Rows {
+	// Events are sorted as small index triples (time, key, row), keys in
+	// order, so ties go the same way every time; the rows stay in place.
+	keys := make([]string, 0, len(in.Rows))
+	for key := range in.Rows {
 		t, ok := in.Terms[key]
-		if !ok || (in.Source != "" && t.Source != in.Source) || !slices.Contains(modes, modeOf(key, t)) {
-			continue
-		}
-		for _, r := range rows {
-			if in.Card != "" && r.Card != in.Card {
-				// A row of another card (the alias table changed) is the
-				// offer leaving this card's series.
-				r = store.HistoryRow{At: r.At, Event: store.Vanished}
-			}
-			evs = append(evs, event{at: r.At, key: key, row: r})
+		if ok && (in.Source == "" || t.Source == in.Source) && slices.Contains(modes, modeOf(key, t)) {
+			keys = append(keys, key)
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b event) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
+	slices.Sort(keys)
+	var evs []event
+	for ki, key := range keys {
+		for ri, r := range in.Rows[key] {
+			evs = append(evs, event{at: r.At.UnixNano(), k: int32(ki), r: int32(ri)})
 		}
-		return strings.Compare(a.key, b.key)
+	}
+	slices.SortFunc(evs, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.k, b.k), cmp.Compare(a.r, b.r))
 	})
+	rowOf := func(e event) store.HistoryRow {
+		r := in.Rows[keys[e.k]][e.r]
+		if in.Card != "" && r.Card != in.Card {
+			// A row of another card (the alias table changed) is the
+			// offer leaving this card's series.
+			r = store.HistoryRow{At: r.At, Event: store.Vanished}
+		}
+		return r
+	}
 	st := newBook(len(in.Rows))
 	out := []Point{}
 	var prior *Point
+	since := in.Since.UnixNano()
 	for i := 0; i < len(evs); {
-		at := evs[i].at
-		for ; i < len(evs) && evs[i].at.Equal(at); i++ {
-			st.set(in, evs[i].key, evs[i].row)
+		at, t := evs[i].at, in.Rows[keys[evs[i].k]][evs[i].r].At
+		for ; i < len(evs) && evs[i].at == at; i++ {
+			st.set(in, keys[evs[i].k], rowOf(evs[i]))
 		}
 		switch {
-		case at.Before(in.Since):
-			if in.Before && (i == len(evs) || !evs[i].at.Before(in.Since)) {
-				p := st.point(at)
+		case at < since:
+			if in.Before && (i == len(evs) || evs[i].at >= since) {
+				p := st.point(t)
 				prior = &p
 			}
-		case !at.After(in.Until):
-			out = append(out, st.point(at))
+		case !t.After(in.Until):
+			out = append(out, st.point(t))
 		}
 	}
 	if in.Step > 0 {
@@ -445,9 +455,16 @@ func (s *siblings) termsFor(keys map[string]string) map[string]pricewatch.Offer 
 		mode := modeOf(k, pricewatch.Offer{})
 		t := pricewatch.Offer{Key: k, Source: src, Provider: src, Kind: pricewatch.KindOffer, RentUnit: pricewatch.RentFixed}
 		if s.lookup != nil {
-			if o, ok := s.lookup(src, mode); ok {
-				t = o
+			// One lookup per source and mode: many vanished offers share it.
+			k := [2]string{src, string(mode)}
+			o, ok := s.firstMode[k]
+			if !ok {
+				if o, ok = s.lookup(src, mode); !ok {
+					o = t
+				}
+				s.firstMode[k] = o
 			}
+			t = o
 		} else if o, ok := s.firstMode[[2]string{src, string(mode)}]; ok {
 			t = o
 		} else if o, ok := s.first[src]; ok {

@@ -23,6 +23,11 @@ func rescanSeries(in Input) []Point {
 	if len(modes) == 0 {
 		modes = pricewatch.DefaultModes()
 	}
+	type event struct {
+		at  time.Time
+		key string
+		row store.HistoryRow
+	}
 	var evs []event
 	for key, rows := range in.Rows {
 		t, ok := in.Terms[key]

@@ -1,0 +1,70 @@
+package httpapi_test
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/internal/scaletest"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// BenchmarkHistoryVsBest100k serves the demo fixtures plus 100k Vast
+// offers (50k bundles) with 16 runs each moving 1% of the prices, and
+// times /v1/history for RTX-4090 (the busiest card), the dashboard with
+// its chart, and /v1/best, alternating within one run so their ratio is
+// measured side by side (issue 20: history and / within 20x /v1/best).
+func BenchmarkHistoryVsBest100k(b *testing.B) {
+	env := pipelinetest.New(b, nil, nil)
+	env.Round(b)
+	t0 := env.Now()
+	cur, err := scaletest.Offers(50_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	record := func(at time.Time) {
+		for i := range cur {
+			cur[i].ObservedAt = at
+		}
+		if _, err := env.Store.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(cur)}, Offers: cur}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	record(t0)
+	r := rand.New(rand.NewPCG(7, 8))
+	for v := range 16 {
+		for range len(cur) / 100 {
+			o := &cur[r.IntN(len(cur))]
+			o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
+		}
+		record(t0.Add(time.Duration(v+1) * 10 * time.Minute))
+	}
+	end := t0.Add(170 * time.Minute)
+	b.Cleanup(httpapi.SetNow(func() time.Time { return end }))
+	env.Advance(end.Sub(env.Now()))
+	if err := env.Pipeline.Rebuild(); err != nil {
+		b.Fatal(err)
+	}
+	h := newHarnessOn(b, env)
+	for _, c := range []struct{ name, target string }{
+		{"best", "/v1/best?workload=lora-7b"},
+		{"history", "/v1/history?card=RTX-4090&workload=lora-7b&since=1d"},
+		{"dashboard", "/?workload=lora-7b&card=RTX-4090&range=24h"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", c.target, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
