@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -35,9 +36,34 @@ func (s *Server) heavy(h handlerFunc) handlerFunc {
 			w.Header().Set("Retry-After", strconv.Itoa(heavyRetryAfter))
 			return pricewatch.Errorf(EBusy, "busy: %d history, dashboard or export requests are running; retry after %d s", HeavyLimit, heavyRetryAfter)
 		}
-		defer func() { <-s.heavySlots }()
+		defer func() {
+			<-s.heavySlots
+			s.afterHeavy()
+		}()
 		return h(w, r)
 	}
+}
+
+// giveBackAfter is how long the server waits after the last heavy request
+// ends before it hands the memory those requests used back to the system:
+// a burst of requests pays for it once, after the burst.
+var giveBackAfter = 2 * time.Second
+
+// afterHeavy schedules the give-back (debug.FreeOSMemory: a collection
+// and a scavenge) once no heavy request runs. Without it the heap a
+// history or dashboard request grew stayed mapped: idle RSS 194 MB
+// against 82 MB before the request.
+func (s *Server) afterHeavy() {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.idleTimer = time.AfterFunc(giveBackAfter, func() {
+		if len(s.heavySlots) == 0 {
+			s.giveBack()
+		}
+	})
 }
 
 // cancelled reports an error that is the request's context ending (the

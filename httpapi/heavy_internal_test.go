@@ -1,5 +1,10 @@
 package httpapi
 
+import (
+	"sync/atomic"
+	"time"
+)
+
 // HoldHeavy takes n of the server's heavy-request slots, as n running
 // history, dashboard or export requests would; release gives them back.
 func (s *Server) HoldHeavy(n int) (release func()) {
@@ -11,4 +16,13 @@ func (s *Server) HoldHeavy(n int) (release func()) {
 			<-s.heavySlots
 		}
 	}
+}
+
+// CountGiveBacks replaces the server's give-back with a counter and
+// shortens its delay to d; it returns the count so far.
+func (s *Server) CountGiveBacks(d time.Duration) func() int64 {
+	var n atomic.Int64
+	s.giveBack = func() { n.Add(1) }
+	giveBackAfter = d
+	return n.Load
 }

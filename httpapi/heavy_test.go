@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pricewatch/pricewatch/httpapi"
 )
@@ -95,5 +96,35 @@ func TestExport_Streamed(t *testing.T) {
 			}()
 			h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx))
 		}()
+	}
+}
+
+// TestHeavy_GivesMemoryBackAfterABurst: a burst of heavy requests hands
+// the memory back to the system once, after the last one ends — not per
+// request, and not while one still runs. Without afterHeavy the count
+// stayed 0 (idle RSS stayed at 194 MB after a history and a dashboard
+// request).
+func TestHeavy_GivesMemoryBackAfterABurst(t *testing.T) {
+	h := newHarness(t, true)
+	count := h.srv.CountGiveBacks(50 * time.Millisecond)
+	for range 3 {
+		if code, body := h.get(t, "/v1/history?card=L40S&workload=lora-7b"); code != http.StatusOK {
+			t.Fatalf("history: %d %s", code, body)
+		}
+	}
+	release := h.srv.HoldHeavy(1) // a request still running
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n != 0 {
+		t.Errorf("given back %d times while a heavy request runs", n)
+	}
+	release()
+	h.get(t, "/v1/history?card=L40S&workload=lora-7b")
+	deadline := time.Now().Add(5 * time.Second)
+	for count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n != 1 {
+		t.Errorf("given back %d times after the burst, want 1", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,13 +50,18 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	// heavySlots holds one token per heavy request running (HeavyLimit).
 	heavySlots chan struct{}
+	// giveBack returns freed memory to the system after heavy requests
+	// (debug.FreeOSMemory; tests count the calls).
+	giveBack  func()
+	idleMu    sync.Mutex
+	idleTimer *time.Timer
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
 // server's own metrics (both usually one *prometheus.Registry).
 func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log *slog.Logger) (*Server, error) {
 	s := &Server{
-		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit),
+		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit), giveBack: debug.FreeOSMemory,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pricewatch_http_requests_total", Help: "HTTP requests by handler and status code.",
 		}, []string{"handler", "code"}),
