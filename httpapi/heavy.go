@@ -15,9 +15,15 @@ import (
 // and price many offers, need no token, and each holds its answer in
 // memory: without a bound, 16 concurrent /v1/history requests took the
 // heap past 2 GB and kept the server busy after their clients had left.
-// Beyond the limit a request gets 503 with Retry-After at once rather than
-// queueing behind the others.
+// Up to HeavyQueue more wait for a slot, at most heavyWait (or until their
+// client leaves); beyond that a request gets 503 with Retry-After at once.
 const HeavyLimit = 4
+
+// HeavyQueue is how many heavy requests may wait for a slot.
+const HeavyQueue = 16
+
+// heavyWait is the longest a heavy request waits for a slot.
+var heavyWait = 5 * time.Second
 
 // heavyRetryAfter is the Retry-After of a request refused for the limit,
 // in seconds.
@@ -30,11 +36,31 @@ const EBusy = "busy"
 // heavy runs h under the heavy-request limit.
 func (s *Server) heavy(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		busy := func() error {
+			w.Header().Set("Retry-After", strconv.Itoa(heavyRetryAfter))
+			return pricewatch.Errorf(EBusy, "busy: %d history, dashboard or export requests are running and %d waiting; retry after %d s", HeavyLimit, HeavyQueue, heavyRetryAfter)
+		}
 		select {
 		case s.heavySlots <- struct{}{}:
 		default:
-			w.Header().Set("Retry-After", strconv.Itoa(heavyRetryAfter))
-			return pricewatch.Errorf(EBusy, "busy: %d history, dashboard or export requests are running; retry after %d s", HeavyLimit, heavyRetryAfter)
+			select {
+			case s.heavyQueue <- struct{}{}:
+			default:
+				return busy()
+			}
+			t := time.NewTimer(heavyWait)
+			select {
+			case s.heavySlots <- struct{}{}:
+				t.Stop()
+				<-s.heavyQueue
+			case <-t.C:
+				<-s.heavyQueue
+				return busy()
+			case <-r.Context().Done():
+				t.Stop()
+				<-s.heavyQueue
+				return r.Context().Err()
+			}
 		}
 		defer func() {
 			<-s.heavySlots

@@ -26,3 +26,23 @@ func (s *Server) CountGiveBacks(d time.Duration) func() int64 {
 	giveBackAfter = d
 	return n.Load
 }
+
+// HoldQueue takes n of the places of requests waiting for a heavy slot.
+func (s *Server) HoldQueue(n int) (release func()) {
+	for range n {
+		s.heavyQueue <- struct{}{}
+	}
+	return func() {
+		for range n {
+			<-s.heavyQueue
+		}
+	}
+}
+
+// SetHeavyWait sets how long a heavy request waits for a slot; the
+// returned func restores it.
+func SetHeavyWait(d time.Duration) (restore func()) {
+	old := heavyWait
+	heavyWait = d
+	return func() { heavyWait = old }
+}

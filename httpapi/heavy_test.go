@@ -15,27 +15,49 @@ import (
 )
 
 // TestHeavy_LimitAnswers503 holds every heavy slot, as HeavyLimit running
-// history requests would: the next history, dashboard or export request
-// is refused at once with 503, Retry-After and a JSON error, while
-// /v1/best still answers; once a slot is free they answer again. Before
-// the limit the held slots did not exist and history answered 200 (the
-// test failed with "status 200").
+// history requests would. With the waiting places full too, the next
+// history, dashboard or export request is refused at once with 503,
+// Retry-After and a JSON error, while /v1/best still answers; with a
+// waiting place free a request waits (here 50 ms) and then gets the same
+// 503; a request that waits gets the slot that frees and answers 200.
+// Before the limit the held slots did not exist and history answered 200
+// (the test failed with "status 200").
 func TestHeavy_LimitAnswers503(t *testing.T) {
 	h := newHarness(t, true)
+	defer httpapi.SetHeavyWait(50 * time.Millisecond)()
 	heavy := []string{"/v1/history?card=L40S&workload=lora-7b", "/?workload=lora-7b&card=L40S", "/v1/export.csv", "/v1/export.json"}
-	release := h.srv.HoldHeavy(httpapi.HeavyLimit)
-	for _, target := range heavy {
-		rec := httptest.NewRecorder()
-		h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
-		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
-			!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"error":"busy`) {
-			t.Errorf("%s with every slot held: status %d, Retry-After %q, %s", target, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	refused := func(when string) {
+		t.Helper()
+		for _, target := range heavy {
+			rec := httptest.NewRecorder()
+			h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+			if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
+				!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || !strings.Contains(rec.Body.String(), `"error":"busy`) {
+				t.Errorf("%s %s: status %d, Retry-After %q, %s", target, when, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+			}
 		}
 	}
+	release := h.srv.HoldHeavy(httpapi.HeavyLimit)
+	releaseQueue := h.srv.HoldQueue(httpapi.HeavyQueue)
+	refused("with every slot and waiting place held")
 	if code, body := h.get(t, "/v1/best?workload=lora-7b"); code != http.StatusOK {
 		t.Errorf("/v1/best while heavy requests run: %d %s", code, body)
 	}
+	releaseQueue()
+	refused("after waiting for a slot")
+	// A waiting request takes the slot that frees.
+	httpapi.SetHeavyWait(10 * time.Second)
+	done := make(chan int)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, heavy[0], nil))
+		done <- rec.Code
+	}()
+	time.Sleep(50 * time.Millisecond)
 	release()
+	if code := <-done; code != http.StatusOK {
+		t.Errorf("a waiting request when a slot frees: status %d", code)
+	}
 	release = h.srv.HoldHeavy(httpapi.HeavyLimit - 1)
 	defer release()
 	for _, target := range heavy {

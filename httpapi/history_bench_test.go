@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +68,30 @@ func BenchmarkHistoryVsBest100k(b *testing.B) {
 			}
 		})
 	}
+	// 8 history requests at once, each iteration: all must answer 200
+	// (4 run, 4 wait for a slot); the slowest is reported.
+	b.Run("parallel8", func(b *testing.B) {
+		var slowest time.Duration
+		for b.Loop() {
+			var wg sync.WaitGroup
+			codes := make([]int, 8)
+			took := make([]time.Duration, 8)
+			for i := range 8 {
+				wg.Go(func() {
+					start := time.Now()
+					rec := httptest.NewRecorder()
+					h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/history?card=RTX-4090&workload=lora-7b&since=1d", nil))
+					codes[i], took[i] = rec.Code, time.Since(start)
+				})
+			}
+			wg.Wait()
+			for i, c := range codes {
+				if c != http.StatusOK {
+					b.Fatalf("request %d of 8: status %d", i, c)
+				}
+				slowest = max(slowest, took[i])
+			}
+		}
+		b.ReportMetric(slowest.Seconds()*1000, "slowest-ms")
+	})
 }

@@ -50,6 +50,8 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	// heavySlots holds one token per heavy request running (HeavyLimit).
 	heavySlots chan struct{}
+	// heavyQueue holds one token per heavy request waiting (HeavyQueue).
+	heavyQueue chan struct{}
 	// giveBack returns freed memory to the system after heavy requests
 	// (debug.FreeOSMemory; tests count the calls).
 	giveBack  func()
@@ -61,7 +63,7 @@ type Server struct {
 // server's own metrics (both usually one *prometheus.Registry).
 func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log *slog.Logger) (*Server, error) {
 	s := &Server{
-		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit), giveBack: debug.FreeOSMemory,
+		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit), heavyQueue: make(chan struct{}, HeavyQueue), giveBack: debug.FreeOSMemory,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pricewatch_http_requests_total", Help: "HTTP requests by handler and status code.",
 		}, []string{"handler", "code"}),
