@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,7 +92,8 @@ func TestHistorySince_CardIndexEqualsChangeLog(t *testing.T) {
 	st.db.View(func(tx *bolt.Tx) error {
 		r := newHistReader(tx)
 		id, _ := r.id("vast/b/-/ondemand")
-		if tx.Bucket(bMeta).Get(kCardIndex) == nil || bucket(tx, bCardIDs).Get(cardKey("RTX-4090", id)) == nil {
+		chunks, _, err := cardChunks(bucket(tx, bCardIDs), "RTX-4090")
+		if err != nil || tx.Bucket(bMeta).Get(kCardIndex) == nil || len(chunks) != 1 || !slices.Contains(chunks[0].ids, id) {
 			t.Errorf("after reopening: no card index (flag %q, %d keys)", tx.Bucket(bMeta).Get(kCardIndex), bucket(tx, bCardIDs).Stats().KeyN)
 		}
 		return nil
@@ -99,4 +101,65 @@ func TestHistorySince_CardIndexEqualsChangeLog(t *testing.T) {
 	if k3, r3 := read(); !reflect.DeepEqual(k3, keys) || !reflect.DeepEqual(r3, rows) {
 		t.Fatalf("after the rebuild: keys %v, want %v (rows %v)", k3, keys, r3)
 	}
+}
+
+// TestIndexCards_Chunks adds ids to the card index in the orders runs
+// give them — a first load, later offers with higher ids, an id below
+// every chunk, ids already there — and reads back exactly the ids added,
+// each chunk at most cardChunk ids and keyed by its first.
+func TestIndexCards_Chunks(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "pw.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	want := map[uint32]bool{}
+	add := func(ids ...uint32) {
+		t.Helper()
+		var pairs []cardID
+		for _, id := range ids {
+			pairs = append(pairs, cardID{"RTX-4090", id}, cardID{"L40S", id + 1e6})
+			want[id] = true
+		}
+		if err := st.db.Update(func(tx *bolt.Tx) error { return indexCards(bucket(tx, bCardIDs), pairs) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first []uint32
+	for id := uint32(100); id < 100+2500; id++ {
+		first = append(first, id)
+	}
+	add(first...)            // a first load: three chunks
+	add(2600, 2601, 100)     // new offers, and one already there
+	add(5, 7)                // below every chunk: the first chunk's key moves
+	add(first[1200:1300]...) // already there
+	st.db.View(func(tx *bolt.Tx) error {
+		chunks, prefix, err := cardChunks(bucket(tx, bCardIDs), "RTX-4090")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint32
+		for _, ch := range chunks {
+			if len(ch.ids) == 0 || len(ch.ids) > cardChunk || ch.ids[0] != ch.first {
+				t.Errorf("chunk %d: %d ids, first %v", ch.first, len(ch.ids), ch.ids[:min(1, len(ch.ids))])
+			}
+			got = append(got, ch.ids...)
+		}
+		if len(got) != len(want) || !slices.IsSorted(got) {
+			t.Errorf("%d ids (sorted %v), want %d", len(got), slices.IsSorted(got), len(want))
+		}
+		for _, id := range got {
+			if !want[id] {
+				t.Errorf("id %d never added", id)
+			}
+		}
+		if string(prefix) != "RTX-4090\x00" {
+			t.Errorf("prefix %q", prefix)
+		}
+		other, _, _ := cardChunks(bucket(tx, bCardIDs), "L40S")
+		if n := len(other); n < 3 {
+			t.Errorf("L40S: %d chunks", n)
+		}
+		return nil
+	})
 }

@@ -23,13 +23,6 @@ var (
 	bTermIDs   = []byte("term_ids")
 	bHist      = []byte("hist")
 	bChangeIdx = []byte("change_index")
-	// bCardIDs indexes the offers by card: <card> 0x00 <4-byte id> → "",
-	// for every card any of the offer's rows named, so one card's history
-	// reads its own offers instead of every change in the window.
-	bCardIDs = []byte("card_ids")
-	// kCardIndex in the meta bucket says bCardIDs covers every row (it is
-	// built once from the rows of a file written before it existed).
-	kCardIndex = []byte("card_index")
 )
 
 // Fill percents of the buckets whose keys arrive in order: an offer's
@@ -182,76 +175,19 @@ func (h *histTx) writeChanges(at time.Time, chs []change) error {
 		}
 	}
 	ids := make([]uint32, len(rows))
-	cards := make([][]byte, 0, len(rows))
 	for i, r := range rows {
 		ids[i] = r.id
+	}
+	pairs := make([]cardID, 0, len(rows))
+	for _, r := range rows {
 		if c := r.ch.offer.Card; c != "" {
-			cards = append(cards, cardKey(c, r.id))
+			pairs = append(pairs, cardID{c, r.id})
 		}
 	}
-	if err := h.indexCards(cards); err != nil {
+	if err := indexCards(h.cards, pairs); err != nil {
 		return err
 	}
 	return h.indexChanges(at, ids)
-}
-
-// cardKey is the card index key of an offer id.
-func cardKey(card string, id uint32) []byte {
-	return binary.BigEndian.AppendUint32(append([]byte(card), 0), id)
-}
-
-// indexCards adds card index keys not there yet, in key order (a first
-// load's keys are appended per card).
-func (h *histTx) indexCards(keys [][]byte) error {
-	slices.SortFunc(keys, bytes.Compare)
-	if len(keys) > 1000 && h.cards.Stats().KeyN == 0 {
-		h.cards.FillPercent = fillAppend
-	}
-	for _, k := range keys {
-		if h.cards.Get(k) != nil {
-			continue
-		}
-		if err := h.cards.Put(k, []byte{}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// buildCardIndex fills the card index from every stored row, once, for a
-// file written before the index existed.
-func buildCardIndex(tx *bolt.Tx) error {
-	m := tx.Bucket(bMeta)
-	if m.Get(kCardIndex) != nil {
-		return nil
-	}
-	r := newHistReader(tx)
-	cards := bucket(tx, bCardIDs)
-	c := r.hist.Cursor()
-	var keys [][]byte
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) < 4 {
-			continue
-		}
-		rows, err := r.rows(nil, k, v)
-		if err != nil {
-			return err
-		}
-		id := binary.BigEndian.Uint32(k)
-		for _, row := range rows {
-			if row.Card != "" {
-				keys = append(keys, cardKey(row.Card, id))
-			}
-		}
-	}
-	slices.SortFunc(keys, bytes.Compare)
-	keys = slices.CompactFunc(keys, bytes.Equal)
-	for _, k := range keys {
-		if err := cards.Put(k, []byte{}); err != nil {
-			return err
-		}
-	}
-	return m.Put(kCardIndex, []byte("1"))
 }
 
 // indexChanges adds offer ids to the change index entry of time at: one
@@ -594,33 +530,36 @@ func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since 
 		if cards := bucket(tx, bCardIDs); card != "" && cards != nil && tx.Bucket(bMeta).Get(kCardIndex) != nil {
 			// The offers that ever were of the card: those with a row of it
 			// from since on are the change log's ones.
-			prefix := append([]byte(card), 0)
-			c := cards.Cursor()
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				if n++; n%ctxEvery == 0 && ctx.Err() != nil {
-					return ctx.Err()
+			ids, _, err := cardChunks(cards, card)
+			if err != nil {
+				return err
+			}
+			for _, ch := range ids {
+				for _, id := range ch.ids {
+					if n++; n%ctxEvery == 0 && ctx.Err() != nil {
+						return ctx.Err()
+					}
+					if taken[id] {
+						continue
+					}
+					rows, err := r.history(id, since)
+					if err != nil {
+						return err
+					}
+					if !slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
+						continue
+					}
+					src, key, err := r.key(id)
+					if err != nil {
+						return err
+					}
+					if source != "" && src != source {
+						continue
+					}
+					keys[key] = src
+					taken[id] = true
+					out[key] = rows
 				}
-				id := binary.BigEndian.Uint32(k[len(prefix):])
-				if taken[id] {
-					continue
-				}
-				rows, err := r.history(id, since)
-				if err != nil {
-					return err
-				}
-				if !slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
-					continue
-				}
-				src, key, err := r.key(id)
-				if err != nil {
-					return err
-				}
-				if source != "" && src != source {
-					continue
-				}
-				keys[key] = src
-				taken[id] = true
-				out[key] = rows
 			}
 			return nil
 		}
