@@ -2,7 +2,6 @@ package history_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -31,19 +30,11 @@ func BenchmarkHistory100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	record := func(at time.Time) {
-		if _, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(cur)}, Offers: cur}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	record(t0)
-	r := rand.New(rand.NewPCG(7, 8))
-	for v := range 16 {
-		for range len(cur) / 100 {
-			o := &cur[r.IntN(len(cur))]
-			o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
-		}
-		record(t0.Add(time.Duration(v+1) * 10 * time.Minute))
+	if err := scaletest.ChangeRuns(cur, t0, 16, 0.01, func(at time.Time, offers []pricewatch.Offer) error {
+		_, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		return err
+	}); err != nil {
+		b.Fatal(err)
 	}
 	w, _ := rank.WorkloadByName("lora-7b")
 	f := history.Filter{Card: "RTX-4090"}

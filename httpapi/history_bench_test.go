@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -28,22 +27,14 @@ func BenchmarkHistoryVsBest100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	record := func(at time.Time) {
-		for i := range cur {
-			cur[i].ObservedAt = at
+	if err := scaletest.ChangeRuns(cur, t0, 16, 0.01, func(at time.Time, offers []pricewatch.Offer) error {
+		for i := range offers {
+			offers[i].ObservedAt = at
 		}
-		if _, err := env.Store.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(cur)}, Offers: cur}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	record(t0)
-	r := rand.New(rand.NewPCG(7, 8))
-	for v := range 16 {
-		for range len(cur) / 100 {
-			o := &cur[r.IntN(len(cur))]
-			o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
-		}
-		record(t0.Add(time.Duration(v+1) * 10 * time.Minute))
+		_, err := env.Store.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		return err
+	}); err != nil {
+		b.Fatal(err)
 	}
 	end := t0.Add(170 * time.Minute)
 	b.Cleanup(httpapi.SetNow(func() time.Time { return end }))

@@ -447,21 +447,30 @@ func (s *Store) Changes(since time.Time) ([]Change, error) {
 	return out, err
 }
 
+// rawAt reads the raw row at key hk and its terms (ok false when the
+// row is not there: compacted into its month).
+func (r *histReader) rawAt(hc *bolt.Cursor, hk []byte) (raw rawRow, t terms, ok bool, err error) {
+	hkk, hv := hc.Seek(hk)
+	if !bytes.Equal(hkk, hk) {
+		return raw, t, false, nil
+	}
+	if raw, err = decodeRaw(hv); err != nil {
+		return raw, t, false, err
+	}
+	t, err = r.termsOf(raw.terms)
+	return raw, t, err == nil, err
+}
+
 // changesAt appends the changes of the offers ids at one run time.
 func (r *histReader) changesAt(hc *bolt.Cursor, at time.Time, ids []uint32, out *[]Change) error {
 	for _, id := range ids {
 		hk := histKey(id, at)
-		hkk, hv := hc.Seek(hk)
-		if !bytes.Equal(hkk, hk) {
+		raw, t, ok, err := r.rawAt(hc, hk)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			continue // compacted away
-		}
-		raw, err := decodeRaw(hv)
-		if err != nil {
-			return err
-		}
-		t, err := r.termsOf(raw.terms)
-		if err != nil {
-			return err
 		}
 		source, key, err := r.key(id)
 		if err != nil {
@@ -506,38 +515,53 @@ func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since 
 		r := newHistReader(tx)
 		taken := make(map[uint32]bool, len(keys))
 		n := 0
-		read := func(id uint32, key string) error {
-			taken[id] = true
-			rows, err := r.history(id, since)
-			if err != nil {
-				return err
+		tick := func() error {
+			if n++; n%ctxEvery == 0 {
+				return ctx.Err()
 			}
-			out[key] = rows
 			return nil
 		}
 		for key := range keys {
-			if n++; n%ctxEvery == 0 && ctx.Err() != nil {
-				return ctx.Err()
+			if err := tick(); err != nil {
+				return err
 			}
 			if id, ok := r.id(key); ok {
-				if err := read(id, key); err != nil {
+				taken[id] = true
+				rows, err := r.history(id, since)
+				if err != nil {
 					return err
 				}
+				out[key] = rows
 			} else {
 				out[key] = nil
 			}
 		}
+		// add takes an offer the index or the log names, of the source
+		// asked, with its rows (read here when rows is nil).
+		add := func(id uint32, rows []HistoryRow) error {
+			src, key, err := r.key(id)
+			if err != nil || (source != "" && src != source) {
+				return err
+			}
+			if rows == nil {
+				if rows, err = r.history(id, since); err != nil {
+					return err
+				}
+			}
+			keys[key], taken[id], out[key] = src, true, rows
+			return nil
+		}
 		if cards := bucket(tx, bCardIDs); card != "" && cards != nil && tx.Bucket(bMeta).Get(kCardIndex) != nil {
 			// The offers that ever were of the card: those with a row of it
 			// from since on are the change log's ones.
-			ids, _, err := cardChunks(cards, card)
+			chunks, _, err := cardChunks(cards, card)
 			if err != nil {
 				return err
 			}
-			for _, ch := range ids {
+			for _, ch := range chunks {
 				for _, id := range ch.ids {
-					if n++; n%ctxEvery == 0 && ctx.Err() != nil {
-						return ctx.Err()
+					if err := tick(); err != nil {
+						return err
 					}
 					if taken[id] {
 						continue
@@ -546,19 +570,11 @@ func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since 
 					if err != nil {
 						return err
 					}
-					if !slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
-						continue
+					if slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
+						if err := add(id, rows); err != nil {
+							return err
+						}
 					}
-					src, key, err := r.key(id)
-					if err != nil {
-						return err
-					}
-					if source != "" && src != source {
-						continue
-					}
-					keys[key] = src
-					taken[id] = true
-					out[key] = rows
 				}
 			}
 			return nil
@@ -570,39 +586,21 @@ func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since 
 				continue
 			}
 			for ; len(v) >= 4; v = v[4:] {
-				if n++; n%ctxEvery == 0 && ctx.Err() != nil {
-					return ctx.Err()
+				if err := tick(); err != nil {
+					return err
 				}
 				id := binary.BigEndian.Uint32(v)
 				if taken[id] {
 					continue
 				}
-				hk := histKey(id, keyTime(k))
-				hkk, hv := hc.Seek(hk)
-				if !bytes.Equal(hkk, hk) {
-					continue // compacted away
-				}
-				raw, err := decodeRaw(hv)
+				_, t, ok, err := r.rawAt(hc, histKey(id, keyTime(k)))
 				if err != nil {
 					return err
 				}
-				t, err := r.termsOf(raw.terms)
-				if err != nil {
-					return err
-				}
-				if card != "" && t.Card != card {
-					continue
-				}
-				src, key, err := r.key(id)
-				if err != nil {
-					return err
-				}
-				if source != "" && src != source {
-					continue
-				}
-				keys[key] = src
-				if err := read(id, key); err != nil {
-					return err
+				if ok && (card == "" || t.Card == card) { // not compacted away, of the card
+					if err := add(id, nil); err != nil {
+						return err
+					}
 				}
 			}
 		}
