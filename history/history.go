@@ -16,6 +16,10 @@
 package history
 
 import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -98,10 +102,11 @@ type Input struct {
 	Before bool
 }
 
+// event is one history row: its time (Unix ns), its key's index and its
+// index among the key's rows.
 type event struct {
-	at  time.Time
-	key string
-	row store.HistoryRow
+	at   int64
+	k, r int32
 }
 
 // Series computes the points of the input, oldest first; an input with no
@@ -111,43 +116,51 @@ func Series(in Input) []Point {
 	if len(modes) == 0 {
 		modes = pricewatch.DefaultModes()
 	}
-	var evs []event
-	for key, rows := range in.Rows {
+	// Events are sorted as small index triples (time, key, row), keys in
+	// order, so ties go the same way every time; the rows stay in place.
+	keys := make([]string, 0, len(in.Rows))
+	for key := range in.Rows {
 		t, ok := in.Terms[key]
-		if !ok || (in.Source != "" && t.Source != in.Source) || !slices.Contains(modes, modeOf(key, t)) {
-			continue
-		}
-		for _, r := range rows {
-			if in.Card != "" && r.Card != in.Card {
-				// A row of another card (the alias table changed) is the
-				// offer leaving this card's series.
-				r = store.HistoryRow{At: r.At, Event: store.Vanished}
-			}
-			evs = append(evs, event{at: r.At, key: key, row: r})
+		if ok && (in.Source == "" || t.Source == in.Source) && slices.Contains(modes, modeOf(key, t)) {
+			keys = append(keys, key)
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b event) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
+	slices.Sort(keys)
+	var evs []event
+	for ki, key := range keys {
+		for ri, r := range in.Rows[key] {
+			evs = append(evs, event{at: r.At.UnixNano(), k: int32(ki), r: int32(ri)})
 		}
-		return strings.Compare(a.key, b.key)
+	}
+	slices.SortFunc(evs, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.k, b.k), cmp.Compare(a.r, b.r))
 	})
-	state := map[string]store.HistoryRow{}
+	rowOf := func(e event) store.HistoryRow {
+		r := in.Rows[keys[e.k]][e.r]
+		if in.Card != "" && r.Card != in.Card {
+			// A row of another card (the alias table changed) is the
+			// offer leaving this card's series.
+			r = store.HistoryRow{At: r.At, Event: store.Vanished}
+		}
+		return r
+	}
+	st := newBook(len(in.Rows))
 	out := []Point{}
 	var prior *Point
+	since := in.Since.UnixNano()
 	for i := 0; i < len(evs); {
-		at := evs[i].at
-		for ; i < len(evs) && evs[i].at.Equal(at); i++ {
-			state[evs[i].key] = evs[i].row
+		at, t := evs[i].at, in.Rows[keys[evs[i].k]][evs[i].r].At
+		for ; i < len(evs) && evs[i].at == at; i++ {
+			st.set(in, keys[evs[i].k], rowOf(evs[i]))
 		}
 		switch {
-		case at.Before(in.Since):
-			if in.Before && (i == len(evs) || !evs[i].at.Before(in.Since)) {
-				p := best(in, state, at)
+		case at < since:
+			if in.Before && (i == len(evs) || evs[i].at >= since) {
+				p := st.point(t)
 				prior = &p
 			}
-		case !at.After(in.Until):
-			out = append(out, best(in, state, at))
+		case !t.After(in.Until):
+			out = append(out, st.point(t))
 		}
 	}
 	if in.Step > 0 {
@@ -168,38 +181,135 @@ func modeOf(key string, t pricewatch.Offer) pricewatch.Mode {
 	return pricewatch.Mode(key[strings.LastIndexByte(key, '/')+1:])
 }
 
-// best is the point of the state at a time.
-func best(in Input, state map[string]store.HistoryRow, at time.Time) Point {
-	p := Point{At: at}
-	keys := make([]string, 0, len(state))
-	for k := range state {
-		keys = append(keys, k)
+// entry is what one offer's latest row contributes to a point: it is
+// priced once, when the row is applied, not again at every later change
+// time (which made a series cost changes × offers).
+type entry struct {
+	ver     int
+	counted bool // current, in stock (or any availability asked), priced
+	price   float64
+	hasCost bool
+	cost    float64
+	gpus    int
+	card    string
+}
+
+// book is the state of a selection between change times: each key's
+// entry, the count of counted offers, and two min-heaps (by price and by
+// cost, ties to the lower key as in rankings) whose stale items — a key's
+// superseded entry — are dropped when they reach the top.
+type book struct {
+	state         map[string]*entry
+	offers        int
+	prices, costs minHeap
+}
+
+func newBook(n int) *book { return &book{state: make(map[string]*entry, n)} }
+
+// set applies one history row of key.
+func (b *book) set(in Input, k string, r store.HistoryRow) {
+	e := b.state[k]
+	if e == nil {
+		e = &entry{}
+		b.state[k] = e
 	}
-	slices.Sort(keys) // ties go to the first key, as in rankings
-	for _, k := range keys {
-		r := state[k]
-		t := in.Terms[k]
-		if r.Event == store.Vanished || r.Card == "" || t.Reference() || t.Shared ||
-			(!in.AnyAvailability && r.Available == pricewatch.AvailableNo) {
-			continue
+	if e.counted {
+		b.offers--
+	}
+	*e = entry{ver: e.ver + 1}
+	t := in.Terms[k]
+	if r.Event == store.Vanished || r.Card == "" || t.Reference() || t.Shared ||
+		(!in.AnyAvailability && r.Available == pricewatch.AvailableNo) {
+		return
+	}
+	price, ok := in.Convert(r.PricePerGPUHour, r.Currency)
+	if !ok {
+		return
+	}
+	e.counted, e.price, e.card = true, price, r.Card
+	b.offers++
+	b.prices.push(item{price, k, e.ver})
+	if in.Workload == nil {
+		return
+	}
+	if cost, gpus, ok := costOf(in, t, r, price); ok {
+		e.hasCost, e.cost, e.gpus = true, cost, gpus
+		b.costs.push(item{cost, k, e.ver})
+	}
+}
+
+// top is the live lowest item of a heap (ok false when none).
+func (b *book) top(h *minHeap, cost bool) (item, bool) {
+	for len(*h) > 0 {
+		it := (*h)[0]
+		if e := b.state[it.key]; e.ver == it.ver && e.counted && (!cost || e.hasCost) {
+			return it, true
 		}
-		price, ok := in.Convert(r.PricePerGPUHour, r.Currency)
-		if !ok {
-			continue
-		}
-		p.Offers++
-		if p.PricePerGPUHour == nil || price < *p.PricePerGPUHour {
-			p.PricePerGPUHour, p.PriceKey = &price, k
-		}
-		if in.Workload == nil {
-			continue
-		}
-		cost, gpus, ok := costOf(in, t, r, price)
-		if ok && (p.CostPerMillionTokens == nil || cost < *p.CostPerMillionTokens) {
-			p.CostPerMillionTokens, p.Key, p.Card, p.GPUs, p.UnitPricePerHour = &cost, k, r.Card, gpus, price*float64(gpus)
-		}
+		h.pop()
+	}
+	return item{}, false
+}
+
+// point is the selection's best at time at.
+func (b *book) point(at time.Time) Point {
+	p := Point{At: at, Offers: b.offers}
+	if it, ok := b.top(&b.prices, false); ok {
+		v := it.val
+		p.PricePerGPUHour, p.PriceKey = &v, it.key
+	}
+	if it, ok := b.top(&b.costs, true); ok {
+		e := b.state[it.key]
+		v := it.val
+		p.CostPerMillionTokens, p.Key, p.Card, p.GPUs, p.UnitPricePerHour = &v, it.key, e.card, e.gpus, e.price*float64(e.gpus)
 	}
 	return p
+}
+
+type item struct {
+	val float64
+	key string
+	ver int
+}
+
+func (a item) less(b item) bool { return a.val < b.val || (a.val == b.val && a.key < b.key) }
+
+// minHeap is a binary heap of items (container/heap's interface boxing
+// is not needed for one element type).
+type minHeap []item
+
+func (h *minHeap) push(it item) {
+	*h = append(*h, it)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].less(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *minHeap) pop() {
+	s := *h
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && s[l].less(s[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && s[r].less(s[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
 }
 
 // costOf is the cost per million tokens of an offer as one history row
@@ -270,72 +380,114 @@ func bucket(ps []Point, step time.Duration) []Point {
 
 // Reader is the part of the store a series is read from.
 type Reader interface {
-	Changes(since time.Time) ([]store.Change, error)
-	History(offerKey string) ([]store.HistoryRow, error)
+	HistorySince(ctx context.Context, keys map[string]string, since time.Time, card, source string) (map[string][]store.HistoryRow, error)
 }
 
 // Load reads the rows of every offer that can be in the filter's series
-// from since on: the current offers given (of the filter's card and
-// source) and the offers the change log names since then. It returns the
-// rows and the terms of each key (TermsFor).
-func Load(r Reader, current []pricewatch.Offer, f Filter, since time.Time) (map[string][]store.HistoryRow, map[string]pricewatch.Offer, error) {
-	keep := func(card, source string) bool {
-		return (f.Card == "" || card == f.Card) && (f.Source == "" || source == f.Source)
-	}
+// from since on (with the row in effect at since): the current offers
+// given (of the filter's card and source) and the offers the change log
+// names since then. It returns the rows and the terms of each key
+// (TermsFor). Only the selection's offers are kept from current, and only
+// their rows are read.
+func Load(ctx context.Context, r Reader, current Current, f Filter, since time.Time) (map[string][]store.HistoryRow, map[string]pricewatch.Offer, error) {
 	keys := map[string]string{} // key → source
-	for _, o := range current {
-		if keep(o.Card, o.Source) {
+	sib := newSiblings()
+	sib.lookup = current.Sibling
+	for o := range current.Offers {
+		if current.Sibling == nil {
+			sib.add(o)
+		}
+		if (f.Card == "" || o.Card == f.Card) && (f.Source == "" || o.Source == f.Source) {
 			keys[o.Key] = o.Source
+			sib.byKey[o.Key] = o
 		}
 	}
-	changes, err := r.Changes(since)
+	rows, err := r.HistorySince(ctx, keys, since, f.Card, f.Source)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("history: %w", err)
 	}
-	for _, c := range changes {
-		if keep(c.Card, c.Source) {
-			keys[c.Key] = c.Source
+	return rows, sib.termsFor(keys), nil
+}
+
+// Current is what Load reads of the current offers.
+type Current struct {
+	// Offers yields the current offers: every one, or at least those of
+	// the filter's card when Sibling is set.
+	Offers iter.Seq[pricewatch.Offer]
+	// Sibling, when set, gives a current offer of a source (of the mode
+	// asked where there is one) for the terms of a vanished offer, so
+	// Offers need not yield every offer; without it they come from Offers.
+	Sibling func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool)
+}
+
+// siblings holds what TermsFor needs of the current offers: the offers of
+// the keys asked, and one offer per source and per source and mode (not a
+// copy of every offer).
+type siblings struct {
+	byKey     map[string]pricewatch.Offer
+	first     map[string]pricewatch.Offer
+	firstMode map[[2]string]pricewatch.Offer
+	lookup    func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool)
+}
+
+func newSiblings() *siblings {
+	return &siblings{byKey: map[string]pricewatch.Offer{}, first: map[string]pricewatch.Offer{}, firstMode: map[[2]string]pricewatch.Offer{}}
+}
+
+func (s *siblings) add(o pricewatch.Offer) {
+	if _, ok := s.first[o.Source]; !ok {
+		s.first[o.Source] = o
+	}
+	if k := [2]string{o.Source, string(o.Mode)}; !hasKey(s.firstMode, k) {
+		s.firstMode[k] = o
+	}
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }
+
+func (s *siblings) termsFor(keys map[string]string) map[string]pricewatch.Offer {
+	out := make(map[string]pricewatch.Offer, len(keys))
+	for k, src := range keys {
+		if o, ok := s.byKey[k]; ok {
+			out[k] = o
+			continue
 		}
-	}
-	rows := make(map[string][]store.HistoryRow, len(keys))
-	for k := range keys {
-		rs, err := r.History(k)
-		if err != nil {
-			return nil, nil, err
+		mode := modeOf(k, pricewatch.Offer{})
+		t := pricewatch.Offer{Key: k, Source: src, Provider: src, Kind: pricewatch.KindOffer, RentUnit: pricewatch.RentFixed}
+		if s.lookup != nil {
+			// One lookup per source and mode: many vanished offers share it.
+			k := [2]string{src, string(mode)}
+			o, ok := s.firstMode[k]
+			if !ok {
+				if o, ok = s.lookup(src, mode); !ok {
+					o = t
+				}
+				s.firstMode[k] = o
+			}
+			t = o
+		} else if o, ok := s.firstMode[[2]string{src, string(mode)}]; ok {
+			t = o
+		} else if o, ok := s.first[src]; ok {
+			t = o
 		}
-		rows[k] = rs
+		t.Key, t.Mode, t.GPUCounts = k, mode, nil
+		out[k] = t
 	}
-	return rows, TermsFor(keys, current), nil
+	return out
 }
 
 // TermsFor gives each key (mapped to its source) its terms: the current
 // offer of that key, else those of a current offer of the same source
 // (of the same mode where there is one), else a fixed unit.
 func TermsFor(keys map[string]string, current []pricewatch.Offer) map[string]pricewatch.Offer {
-	byKey := make(map[string]pricewatch.Offer, len(current))
-	bySource := map[string][]pricewatch.Offer{}
+	sib := newSiblings()
 	for _, o := range current {
-		byKey[o.Key] = o
-		bySource[o.Source] = append(bySource[o.Source], o)
-	}
-	out := make(map[string]pricewatch.Offer, len(keys))
-	for k, src := range keys {
-		if o, ok := byKey[k]; ok {
-			out[k] = o
-			continue
+		sib.add(o)
+		if _, ok := keys[o.Key]; ok {
+			sib.byKey[o.Key] = o
 		}
-		mode := modeOf(k, pricewatch.Offer{})
-		t := pricewatch.Offer{Key: k, Source: src, Provider: src, Kind: pricewatch.KindOffer, RentUnit: pricewatch.RentFixed}
-		siblings := bySource[src]
-		if i := slices.IndexFunc(siblings, func(o pricewatch.Offer) bool { return o.Mode == mode }); i >= 0 {
-			t = siblings[i]
-		} else if len(siblings) > 0 {
-			t = siblings[0]
-		}
-		t.Key, t.Mode, t.GPUCounts = k, mode, nil
-		out[k] = t
 	}
-	return out
+	return sib.termsFor(keys)
 }
 
 // BestProfiles maps each card to its preferred card-wide profile for the

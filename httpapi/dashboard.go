@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -327,7 +328,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 		st.Card = st.Rows[0].Card
 	}
 	if st.Card != "" {
-		st.Chart, err = s.chart(snap, query.canonical(), st.Card, st.Range, span, link)
+		st.Chart, err = s.chart(r.Context(), snap, query.canonical(), st.Card, st.Range, span, link)
 		if err != nil {
 			return renderError(w, "best", q, err)
 		}
@@ -342,7 +343,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 
 // chart draws a card's best cost per million tokens and lowest price per
 // GPU-hour over the range from the stored changes.
-func (s *Server) chart(snap *rank.Snapshot, bq BestQuery, card, rng string, span time.Duration, link func(...string) string) (*chartView, error) {
+func (s *Server) chart(ctx context.Context, snap *rank.Snapshot, bq BestQuery, card, rng string, span time.Duration, link func(...string) string) (*chartView, error) {
 	cv := &chartView{Card: card, Range: rng, RangeLinks: map[string]string{}}
 	for _, r := range []string{"24h", "7d", "30d"} {
 		cv.Ranges = append(cv.Ranges, option{Value: r, Label: r, Selected: r == rng})
@@ -359,7 +360,7 @@ func (s *Server) chart(snap *rank.Snapshot, bq BestQuery, card, rng string, span
 	if span > 24*time.Hour {
 		hq.Step = time.Hour
 	}
-	resp, err := History(snap, hb, hq)
+	resp, err := History(ctx, snap, hb, hq)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -274,13 +275,55 @@ func (s *Server) exportRows(r *http.Request) ([]ExportRow, string, error) {
 	return rows, provider, nil
 }
 
+// exportIdle is how long an export may wait on its client between two
+// batches of rows: each batch moves the write deadline this far ahead, so
+// a big export is not cut by the server's write timeout while a client
+// that stops reading still lets go of its heavy slot.
+const exportIdle = 15 * time.Second
+
+// exportBatch is how many rows are written between two checks of the
+// request's context and two moves of the write deadline.
+const exportBatch = 1024
+
+// streamRows writes the rows one at a time through a buffer to w (the
+// body is never held whole: at 1M offers it was 1.7 GB per request),
+// checking the request's context and moving the write deadline every
+// exportBatch rows. A failure after the status line aborts the response
+// (http.ErrAbortHandler), so a cut export never looks complete.
+func (s *Server) streamRows(w http.ResponseWriter, r *http.Request, rows []ExportRow, head func(*bufio.Writer) error, row func(*bufio.Writer, int, ExportRow) error, tail func(*bufio.Writer) error) {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(exportIdle)) // not supported by every writer (tests): then the server's own
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fail := func(err error) {
+		s.log.Debug("export cut", "path", r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if err := head(bw); err != nil {
+		fail(err)
+	}
+	for i, x := range rows {
+		if i%exportBatch == 0 {
+			if err := r.Context().Err(); err != nil {
+				fail(err)
+			}
+			rc.SetWriteDeadline(time.Now().Add(exportIdle))
+		}
+		if err := row(bw, i, x); err != nil {
+			fail(err)
+		}
+	}
+	if err := tail(bw); err != nil {
+		fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		fail(err)
+	}
+}
+
 func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
 	rows, provider, err := s.exportRows(r)
 	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	if err := WriteExportCSV(&b, rows); err != nil {
 		return err
 	}
 	name := "pricewatch.csv"
@@ -289,24 +332,50 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, b.String())
+	var cw *csv.Writer
+	s.streamRows(w, r, rows, func(bw *bufio.Writer) error {
+		cw = csv.NewWriter(bw)
+		return cw.Write(ExportColumns)
+	}, func(_ *bufio.Writer, _ int, x ExportRow) error {
+		rec, err := x.Record()
+		if err != nil {
+			return err
+		}
+		return cw.Write(rec)
+	}, func(*bufio.Writer) error {
+		cw.Flush()
+		return cw.Error()
+	})
 	return nil
 }
 
 // exportJSON answers the same rows as objects, each value as scraped (the
 // CSV's neutralising quote is for spreadsheets); pricewatch export reads
 // them from a running daemon, so its files are the ones it writes offline.
+// The array is written a row at a time, byte for byte what encoding the
+// whole slice gives.
 func (s *Server) exportJSON(w http.ResponseWriter, r *http.Request) error {
 	rows, _, err := s.exportRows(r)
 	if err != nil {
 		return err
 	}
-	if rows == nil {
-		rows = []ExportRow{}
-	}
-	writeJSON(w, http.StatusOK, rows)
+	w.Header().Set("Content-Type", "application/json")
+	s.streamRows(w, r, rows, func(bw *bufio.Writer) error {
+		return bw.WriteByte('[')
+	}, func(bw *bufio.Writer, i int, x ExportRow) error {
+		b, err := json.Marshal(x)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		_, err = bw.Write(b)
+		return err
+	}, func(bw *bufio.Writer) error {
+		_, err := bw.WriteString("]\n")
+		return err
+	})
 	return nil
 }
 

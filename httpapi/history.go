@@ -1,9 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,9 +136,9 @@ func parseWhen(field, v string, at time.Time) (time.Time, error) {
 }
 
 // History answers a validated query from the store's rows.
-func History(snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
+func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
 	f := history.Filter{Card: q.Card, Modes: q.Modes, Source: q.Source, MaxGPUs: q.MaxGPUs, AnyAvailability: q.AnyAvailability}
-	rows, terms, err := history.Load(hb.Store(), slices.Collect(snap.Offers()), f, q.Since)
+	rows, terms, err := history.Load(ctx, hb.Store(), currentOf(snap, q.Card), f, q.Since)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +174,31 @@ func History(snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryRe
 	return resp, nil
 }
 
+// currentOf is what a history of one card reads of the snapshot: that
+// card's offers and, for an offer that has vanished, one current offer of
+// its source from the per-source indexes — not every offer unpacked.
+func currentOf(snap *rank.Snapshot, card string) history.Current {
+	all := max(snap.OfferCount(), 1)
+	return history.Current{
+		Offers: func(yield func(pricewatch.Offer) bool) {
+			page, _, _ := snap.QueryOffers(rank.OfferQuery{Card: card, Limit: all})
+			for _, o := range page {
+				if !yield(o) {
+					return
+				}
+			}
+		},
+		Sibling: func(source string, mode pricewatch.Mode) (pricewatch.Offer, bool) {
+			for _, m := range []pricewatch.Mode{mode, ""} {
+				if page, _, _ := snap.QueryOffers(rank.OfferQuery{Source: source, Mode: m, Limit: 1}); len(page) > 0 {
+					return page[0], true
+				}
+			}
+			return pricewatch.Offer{}, false
+		},
+	}
+}
+
 func (s *Server) historyBackend() (HistoryBackend, error) {
 	hb, ok := s.backend.(HistoryBackend)
 	if !ok {
@@ -203,7 +228,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp, err := History(v.Snapshot, hb, q)
+	resp, err := History(r.Context(), v.Snapshot, hb, q)
 	if err != nil {
 		return err
 	}

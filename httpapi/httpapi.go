@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,13 +50,22 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	proof    proofHolder
 	demo     demoHolder
+	// heavySlots holds one token per heavy request running (HeavyLimit).
+	heavySlots chan struct{}
+	// heavyQueue holds one token per heavy request waiting (HeavyQueue).
+	heavyQueue chan struct{}
+	// giveBack returns freed memory to the system after heavy requests
+	// (debug.FreeOSMemory; tests count the calls).
+	giveBack  func()
+	idleMu    sync.Mutex
+	idleTimer *time.Timer
 }
 
 // New builds the handler set. gatherer serves /metrics; reg registers the
 // server's own metrics (both usually one *prometheus.Registry).
 func New(b Backend, reg prometheus.Registerer, gatherer prometheus.Gatherer, log *slog.Logger) (*Server, error) {
 	s := &Server{
-		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer,
+		backend: b, log: log, mux: http.NewServeMux(), gatherer: gatherer, heavySlots: make(chan struct{}, HeavyLimit), heavyQueue: make(chan struct{}, HeavyQueue), giveBack: debug.FreeOSMemory,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pricewatch_http_requests_total", Help: "HTTP requests by handler and status code.",
 		}, []string{"handler", "code"}),
@@ -118,6 +128,12 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					// A streamed answer cut on purpose: net/http drops the
+					// connection, so the client sees it was cut.
+					s.requests.WithLabelValues(name, "aborted").Inc()
+					panic(p)
+				}
 				s.log.Error("handler panicked", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 				writeError(rec, pricewatch.Errorf(pricewatch.EInternal, "internal error"))
 			}
@@ -137,6 +153,11 @@ func (s *Server) wrap(name, method string, h handlerFunc) http.HandlerFunc {
 			return
 		}
 		if err := h(rec, r); err != nil {
+			if cancelled(err) {
+				// The client left or the deadline passed: the work stopped.
+				s.log.Debug("request cancelled", "path", r.URL.Path, "err", err)
+				err = pricewatch.Errorf(pricewatch.EUnavailable, "request cancelled: %v", err)
+			}
 			if statusOf(err) == http.StatusInternalServerError {
 				s.log.Error("request failed", "path", r.URL.Path, "err", err)
 			}
@@ -149,6 +170,10 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code int
 }
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines, flushes).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.code = code
@@ -172,7 +197,7 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case ETooLarge:
 		return http.StatusRequestEntityTooLarge
-	case pricewatch.EUnavailable:
+	case pricewatch.EUnavailable, EBusy:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError

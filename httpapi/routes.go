@@ -21,11 +21,11 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
 // routes is the route table.
 func (s *Server) routes() {
 	s.handle("/v1/best", http.MethodGet, s.best)
-	s.handle("/v1/history", http.MethodGet, s.history)
+	s.handle("/v1/history", http.MethodGet, s.heavy(s.history))
 	s.handle("/v1/offers", http.MethodGet, s.offers)
 	s.handle("/v1/offers/{rest...}", http.MethodGet, s.offerRoute)
-	s.handle("/v1/export.csv", http.MethodGet, s.exportCSV)
-	s.handle("/v1/export.json", http.MethodGet, s.exportJSON)
+	s.handle("/v1/export.csv", http.MethodGet, s.heavy(s.exportCSV))
+	s.handle("/v1/export.json", http.MethodGet, s.heavy(s.exportJSON))
 	s.handle("/v1/sources", http.MethodGet, s.sources)
 	s.handle("/v1/sources/{source}/accept", http.MethodPost, s.acceptSource)
 	s.handle("/v1/scrape/{source}", http.MethodPost, s.scrape)
@@ -55,7 +55,7 @@ func (s *Server) routes() {
 				w.Header().Set("Allow", "GET, HEAD")
 				return pricewatch.Errorf(EMethod, "method %s not allowed on %s", r.Method, r.URL.Path)
 			}
-			return s.dashboardBest(w, r)
+			return s.heavy(s.dashboardBest)(w, r)
 		}
 		return pricewatch.Errorf(pricewatch.ENotFound, "no such endpoint %s (see / for the dashboard, /openapi.yaml for the API)", r.URL.Path)
 	}))

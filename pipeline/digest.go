@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"time"
 
 	"github.com/pricewatch/pricewatch/alerts"
@@ -34,7 +35,9 @@ func (p *Pipeline) DigestData() (alerts.DigestData, error) {
 		runners = 0
 	}
 	// The digest looks back 8 days (7 and the one before them).
-	series, err := p.digestSeries(v.Snapshot, now.Add(-8*24*time.Hour))
+	// The digest is built by the scheduler and the CLI, neither of which
+	// cancels it: a background context.
+	series, err := p.digestSeries(context.Background(), v.Snapshot, now.Add(-8*24*time.Hour))
 	if err != nil {
 		return alerts.DigestData{}, err
 	}

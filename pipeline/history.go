@@ -1,7 +1,7 @@
 package pipeline
 
 import (
-	"slices"
+	"context"
 	"time"
 
 	"github.com/pricewatch/pricewatch/alerts"
@@ -15,8 +15,8 @@ import (
 // day without data), read once for all watches. A watch the history cannot
 // price — a job watch, or one scoped by region or provider — keeps the
 // series the alert engine records at each evaluation.
-func (p *Pipeline) digestSeries(snap *rank.Snapshot, since time.Time) (func(string, time.Time) ([]store.Sample, error), error) {
-	rows, terms, err := history.Load(p.store, slices.Collect(snap.Offers()), history.Filter{}, since)
+func (p *Pipeline) digestSeries(ctx context.Context, snap *rank.Snapshot, since time.Time) (func(string, time.Time) ([]store.Sample, error), error) {
+	rows, terms, err := history.Load(ctx, p.store, history.Current{Offers: snap.Offers()}, history.Filter{}, since)
 	if err != nil {
 		return nil, err
 	}

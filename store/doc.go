@@ -21,6 +21,10 @@
 //	                                                     or, at a month's first instant, that month's compacted
 //	                                                     days (day, flags, terms id, open, min, max, close)
 //	  change_index/ <time> <4-byte id>                → "" (the changes in time order; ChangeRetention)
+//	  card_ids/ <card> 0x00 <first 4-byte id>         → sorted 4-byte ids, at most 1,024 (every offer any of whose rows
+//	                                                     named the card: one card's history reads its own offers;
+//	                                                     built once at Open for a file written before it, then
+//	                                                     meta/card_index is set)
 //	  runs/     <source> 0x00 <started>               → pricewatch.Run (pruned after RunRetention)
 //	  health/   <source>                              → Health (last run, last success, failures)
 //	  profiles/ <card> 0x00 <workload>                → rank.Profile (measured, published, estimated)

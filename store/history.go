@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -37,17 +38,17 @@ const fillAppend = 1.0
 
 // histTx is the history side of one write transaction.
 type histTx struct {
-	ids, keys, terms, termIDs, hist, idx *bolt.Bucket
-	termCache                            map[string]uint64
-	fresh                                int    // ids given in this transaction
-	slab                                 []byte // values written
+	ids, keys, terms, termIDs, hist, idx, cards *bolt.Bucket
+	termCache                                   map[string]uint64
+	fresh                                       int    // ids given in this transaction
+	slab                                        []byte // values written
 }
 
 func newHistTx(tx *bolt.Tx) *histTx {
 	h := &histTx{
 		ids: bucket(tx, bOfferIDs), keys: bucket(tx, bOfferKeys),
 		terms: bucket(tx, bTerms), termIDs: bucket(tx, bTermIDs),
-		hist: bucket(tx, bHist), idx: bucket(tx, bChangeIdx),
+		hist: bucket(tx, bHist), idx: bucket(tx, bChangeIdx), cards: bucket(tx, bCardIDs),
 		termCache: map[string]uint64{},
 	}
 	h.idx.FillPercent = fillAppend
@@ -176,6 +177,15 @@ func (h *histTx) writeChanges(at time.Time, chs []change) error {
 	ids := make([]uint32, len(rows))
 	for i, r := range rows {
 		ids[i] = r.id
+	}
+	pairs := make([]cardID, 0, len(rows))
+	for _, r := range rows {
+		if c := r.ch.offer.Card; c != "" {
+			pairs = append(pairs, cardID{c, r.id})
+		}
+	}
+	if err := indexCards(h.cards, pairs); err != nil {
+		return err
 	}
 	return h.indexChanges(at, ids)
 }
@@ -437,21 +447,30 @@ func (s *Store) Changes(since time.Time) ([]Change, error) {
 	return out, err
 }
 
+// rawAt reads the raw row at key hk and its terms (ok false when the
+// row is not there: compacted into its month).
+func (r *histReader) rawAt(hc *bolt.Cursor, hk []byte) (raw rawRow, t terms, ok bool, err error) {
+	hkk, hv := hc.Seek(hk)
+	if !bytes.Equal(hkk, hk) {
+		return raw, t, false, nil
+	}
+	if raw, err = decodeRaw(hv); err != nil {
+		return raw, t, false, err
+	}
+	t, err = r.termsOf(raw.terms)
+	return raw, t, err == nil, err
+}
+
 // changesAt appends the changes of the offers ids at one run time.
 func (r *histReader) changesAt(hc *bolt.Cursor, at time.Time, ids []uint32, out *[]Change) error {
 	for _, id := range ids {
 		hk := histKey(id, at)
-		hkk, hv := hc.Seek(hk)
-		if !bytes.Equal(hkk, hk) {
+		raw, t, ok, err := r.rawAt(hc, hk)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			continue // compacted away
-		}
-		raw, err := decodeRaw(hv)
-		if err != nil {
-			return err
-		}
-		t, err := r.termsOf(raw.terms)
-		if err != nil {
-			return err
 		}
 		source, key, err := r.key(id)
 		if err != nil {
@@ -474,4 +493,118 @@ func (r *histReader) changesAt(hc *bolt.Cursor, at time.Time, ids []uint32, out 
 
 func sortByKey(chs []Change) {
 	slices.SortFunc(chs, func(a, b Change) int { return strings.Compare(a.Key, b.Key) })
+}
+
+// ctxEvery is how many items a long read handles between checks of its
+// context.
+const ctxEvery = 1024
+
+// HistorySince reads in one transaction the rows from since on (the row
+// in effect at since first, as history does) of the offers keys names
+// (key → source) and of every offer the change log names since then with
+// a row of card and source ("" for any); those are added to keys. A series needs no more:
+// unlike Changes it neither prices each change against the row before it
+// nor builds and sorts the whole window, and an offer already taken is
+// not looked at again. It stops with ctx's error when ctx ends.
+func (s *Store) HistorySince(ctx context.Context, keys map[string]string, since time.Time, card, source string) (map[string][]HistoryRow, error) {
+	out := make(map[string][]HistoryRow, len(keys))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := newHistReader(tx)
+		taken := make(map[uint32]bool, len(keys))
+		n := 0
+		tick := func() error {
+			if n++; n%ctxEvery == 0 {
+				return ctx.Err()
+			}
+			return nil
+		}
+		for key := range keys {
+			if err := tick(); err != nil {
+				return err
+			}
+			if id, ok := r.id(key); ok {
+				taken[id] = true
+				rows, err := r.history(id, since)
+				if err != nil {
+					return err
+				}
+				out[key] = rows
+			} else {
+				out[key] = nil
+			}
+		}
+		// add takes an offer the index or the log names, of the source
+		// asked, with its rows (read here when rows is nil).
+		add := func(id uint32, rows []HistoryRow) error {
+			src, key, err := r.key(id)
+			if err != nil || (source != "" && src != source) {
+				return err
+			}
+			if rows == nil {
+				if rows, err = r.history(id, since); err != nil {
+					return err
+				}
+			}
+			keys[key], taken[id], out[key] = src, true, rows
+			return nil
+		}
+		if cards := bucket(tx, bCardIDs); card != "" && cards != nil && tx.Bucket(bMeta).Get(kCardIndex) != nil {
+			// The offers that ever were of the card: those with a row of it
+			// from since on are the change log's ones.
+			chunks, _, err := cardChunks(cards, card)
+			if err != nil {
+				return err
+			}
+			for _, ch := range chunks {
+				for _, id := range ch.ids {
+					if err := tick(); err != nil {
+						return err
+					}
+					if taken[id] {
+						continue
+					}
+					rows, err := r.history(id, since)
+					if err != nil {
+						return err
+					}
+					if slices.ContainsFunc(rows, func(h HistoryRow) bool { return !h.At.Before(since) && h.Card == card }) {
+						if err := add(id, rows); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		}
+		hc := r.hist.Cursor()
+		c := bucket(tx, bChangeIdx).Cursor()
+		for k, v := c.Seek(timeKey(since)); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
+				continue
+			}
+			for ; len(v) >= 4; v = v[4:] {
+				if err := tick(); err != nil {
+					return err
+				}
+				id := binary.BigEndian.Uint32(v)
+				if taken[id] {
+					continue
+				}
+				_, t, ok, err := r.rawAt(hc, histKey(id, keyTime(k)))
+				if err != nil {
+					return err
+				}
+				if ok && (card == "" || t.Card == card) { // not compacted away, of the card
+					if err := add(id, nil); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
 }

@@ -137,7 +137,7 @@ func checkVersion(tx *bolt.Tx) error {
 // rootBuckets are the buckets under the root of schema 2.
 var rootBuckets = [][]byte{bOffers, bRuns, bHealth, bProfiles, bFX, bAlerts,
 	bSeen, bOfferIDs, bOfferKeys, bTerms, bTermIDs, bHist, bChangeIdx,
-	bSeries, bOutbox, bSilences, bNotify}
+	bSeries, bOutbox, bSilences, bNotify, bCardIDs}
 
 func initBuckets(tx *bolt.Tx) error {
 	m, err := tx.CreateBucketIfNotExists(bMeta)
@@ -163,6 +163,9 @@ func initBuckets(tx *bolt.Tx) error {
 		if err := migrateV1(tx); err != nil {
 			return fmt.Errorf("migrate schema 1 to %s: %w", SchemaVersion, err)
 		}
+	}
+	if err := buildCardIndex(tx); err != nil {
+		return fmt.Errorf("build the card index: %w", err)
 	}
 	if v != SchemaVersion {
 		return m.Put(kVersion, []byte(SchemaVersion))

@@ -97,3 +97,24 @@ func Offers(n, v int, share float64, at time.Time) ([]pricewatch.Offer, error) {
 	}
 	return normalize.DefaultCatalog().Normalize(obs, at).Offers, nil
 }
+
+// ChangeRuns calls record with the offers at t0 and then at each of runs
+// later runs, 10 minutes apart, each moving the prices of share of the
+// offers (chosen at random, by up to ±10%) in place: the history the
+// scale benchmarks read.
+func ChangeRuns(offers []pricewatch.Offer, t0 time.Time, runs int, share float64, record func(at time.Time, offers []pricewatch.Offer) error) error {
+	if err := record(t0, offers); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for v := range runs {
+		for range int(float64(len(offers)) * share) {
+			o := &offers[r.IntN(len(offers))]
+			o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
+		}
+		if err := record(t0.Add(time.Duration(v+1)*10*time.Minute), offers); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/httpapi"
+	"github.com/pricewatch/pricewatch/internal/scaletest"
+	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
+	"github.com/pricewatch/pricewatch/store"
+)
+
+// BenchmarkHistoryVsBest100k serves the demo fixtures plus 100k Vast
+// offers (50k bundles) with 16 runs each moving 1% of the prices, and
+// times /v1/history for RTX-4090 (the busiest card), the dashboard with
+// its chart, and /v1/best, alternating within one run so their ratio is
+// measured side by side (issue 20: history and / within 20x /v1/best).
+func BenchmarkHistoryVsBest100k(b *testing.B) {
+	env := pipelinetest.New(b, nil, nil)
+	env.Round(b)
+	t0 := env.Now()
+	cur, err := scaletest.Offers(50_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := scaletest.ChangeRuns(cur, t0, 16, 0.01, func(at time.Time, offers []pricewatch.Offer) error {
+		for i := range offers {
+			offers[i].ObservedAt = at
+		}
+		_, err := env.Store.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	end := t0.Add(170 * time.Minute)
+	b.Cleanup(httpapi.SetNow(func() time.Time { return end }))
+	env.Advance(end.Sub(env.Now()))
+	if err := env.Pipeline.Rebuild(); err != nil {
+		b.Fatal(err)
+	}
+	h := newHarnessOn(b, env)
+	for _, c := range []struct{ name, target string }{
+		{"best", "/v1/best?workload=lora-7b"},
+		{"history", "/v1/history?card=RTX-4090&workload=lora-7b&since=1d"},
+		{"dashboard", "/?workload=lora-7b&card=RTX-4090&range=24h"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", c.target, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+	// 8 history requests at once, each iteration: all must answer 200
+	// (4 run, 4 wait for a slot); the slowest is reported.
+	b.Run("parallel8", func(b *testing.B) {
+		var slowest time.Duration
+		for b.Loop() {
+			var wg sync.WaitGroup
+			codes := make([]int, 8)
+			took := make([]time.Duration, 8)
+			for i := range 8 {
+				wg.Go(func() {
+					start := time.Now()
+					rec := httptest.NewRecorder()
+					h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/history?card=RTX-4090&workload=lora-7b&since=1d", nil))
+					codes[i], took[i] = rec.Code, time.Since(start)
+				})
+			}
+			wg.Wait()
+			for i, c := range codes {
+				if c != http.StatusOK {
+					b.Fatalf("request %d of 8: status %d", i, c)
+				}
+				slowest = max(slowest, took[i])
+			}
+		}
+		b.ReportMetric(slowest.Seconds()*1000, "slowest-ms")
+	})
+}
