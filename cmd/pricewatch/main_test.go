@@ -593,6 +593,11 @@ func TestSources_Check(t *testing.T) {
 			"Tesla V100 (16 GB)":   true, // SkyPilot's Vast group median
 			"RTX-PRO-6000 (96 GB)": true, // Verda: Server, Workstation or Max-Q edition not stated
 		},
+		"oracle": {
+			"B109480 OCI - Compute - GPU - H100T": true, // no shape of Oracle's reference bills it
+			"B93544 OCI - Compute - GPU - E4":     true, // likewise
+			"RTX PRO 6000 (96 GB)":                true, // BM.GPU.RTXPRO.8: edition not stated
+		},
 		"cny-index": {
 			"A100 80GB (80 GB)":         true, // PCIe or SXM not said
 			"A800 80GB (80 GB)":         true,

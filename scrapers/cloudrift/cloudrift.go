@@ -9,9 +9,10 @@
 // the bytes of one GPU.
 //
 // One offer per variant and datacenter listed in nodes_per_dc (the
-// datacenters the variant is offered in, as gpuhunt reads them);
-// available_nodes_per_dc gives the free nodes there: > 0 available, 0 not,
-// absent unknown. The card is brand_short ("RTX 4090", "RTX PRO 6000") as
+// datacenters the variant is offered in, as gpuhunt reads them) or in
+// available_nodes_per_dc, which gives the free nodes there: > 0 available,
+// 0 not, absent unknown. A priced variant in no datacenter is one offer
+// with no region, not available (SkyPilot's fetcher keeps it likewise). The card is brand_short ("RTX 4090", "RTX PRO 6000") as
 // written, for normalize to resolve; CloudRift states no form factor or
 // edition beyond it.
 //
@@ -22,9 +23,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,13 +128,23 @@ func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
 			if brand == "" {
 				o.GPUName, o.GPUCount, o.RentUnit = id, 1, "" // model unknown: reported, never ranked
 			}
-			dcs := make([]string, 0, len(v.NodesPerDC))
-			for dc := range v.NodesPerDC {
-				if dc = strings.TrimSpace(dc); dc != "" {
-					dcs = append(dcs, dc)
+			// The datacenters of nodes_per_dc and of available_nodes_per_dc.
+			seen := map[string]bool{}
+			for _, m := range []map[string]int{v.NodesPerDC, v.AvailablePerDC} {
+				for dc := range m {
+					if dc = strings.TrimSpace(dc); dc != "" {
+						seen[dc] = true
+					}
 				}
 			}
-			sort.Strings(dcs)
+			dcs := slices.Sorted(maps.Keys(seen))
+			if len(dcs) == 0 {
+				// Priced but in no datacenter (most types of the live
+				// listing, 2026-10-06): kept, with no region, not rentable now.
+				o.Available, o.Stock = pricewatch.AvailableNo, "no datacenter listed"
+				out = append(out, o)
+				continue
+			}
 			for _, dc := range dcs {
 				o.Region, o.Available, o.Stock = dc, "", ""
 				if v.AvailablePerDC != nil {

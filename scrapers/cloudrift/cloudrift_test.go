@@ -11,12 +11,15 @@ import (
 )
 
 // The fixture is built in the documented shape (fixtures/cloudrift/PROVENANCE.md):
-// 5 variants, 6 variant-datacenter offers.
+// 7 variants, 9 offers (one per variant and datacenter, the L40S in none).
+// Price levels within the ranges a third party read off the live listing
+// on 2026-10-06 (RTX 4090 0.39-0.48, RTX 5090 0.62-0.65, RTX PRO 6000
+// 1.34-1.39, V100 0.25-0.28, L40S 0.63, MI350X 4.00 a GPU-hour).
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "cloudrift")
 	nr, g := scrapertest.CheckFixture(t, "cloudrift", res)
-	if len(res.Observations) != 6 {
-		t.Fatalf("%d observations, want 6 (the RTX 4090 ×1 in two datacenters)", len(res.Observations))
+	if len(res.Observations) != 9 {
+		t.Fatalf("%d observations, want 9 (the RTX 4090 ×1 and the V100 in two datacenters each)", len(res.Observations))
 	}
 	// RTX PRO 6000 names no edition (workstation, server, Max-Q): unknown.
 	if g.Unknown["RTX PRO 6000 (96 GB)"] != 1 {
@@ -28,11 +31,13 @@ func TestScraper_Fixture(t *testing.T) {
 		price     float64 // USD per GPU-hour, by hand
 		avail     pricewatch.Availability
 	}{
-		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes},  // 39 ¢ / 1
-		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},         // 0 nodes free
-		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes},  // 312 ¢ / 8 = 39 ¢
-		{"cloudrift/rtx59-16c-n.2/us-east-nc-nr-1/ondemand", "RTX-5090", 2, 0.65, pricewatch.AvailableYes}, // 130 ¢ / 2
-		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 2.50, pricewatch.AvailableNo},     // 2000 ¢ / 8
+		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes},             // 39 ¢ / 1
+		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},                    // 0 nodes free
+		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes},             // 312 ¢ / 8 = 39 ¢
+		{"cloudrift/rtx59-16c-n.2/us-east-nc-nr-1/ondemand", "RTX-5090", 2, 0.65, pricewatch.AvailableYes},            // 130 ¢ / 2
+		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 4.00, pricewatch.AvailableNo},                // 3200 ¢ / 8 = 400 ¢
+		{"cloudrift/v100-6-52-400-generic.1/ustx1a_a01/ondemand", "V100-16GB-SXM2", 1, 0.25, pricewatch.AvailableYes}, // 25 ¢ / 1
+		{"cloudrift/l40s-8-64-500.1/-/ondemand", "L40S", 1, 0.63, pricewatch.AvailableNo},                             // 63 ¢, no datacenter listed
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
@@ -63,5 +68,39 @@ func TestParse_Errors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A priced variant with no datacenter listed is kept, not dropped: on the
+// live listing "most types had no datacenter listed" (a third party's
+// notes of 2026-10-06, fixtures/cloudrift/PROVENANCE.md), and SkyPilot's
+// fetcher keeps such a variant too, with no region. It cannot be rented
+// now. A datacenter that only available_nodes_per_dc names is kept too.
+// Before the fix the L40S below gave no offer at all.
+func TestParse_VariantWithoutDatacenterKept(t *testing.T) {
+	body := `{"version": "2025-01-29", "data": {"instance_types": [
+	  {"name": "l40s-x", "brand_short": "L40S", "variants": [
+	    {"name": "l40s-x.1", "gpu_count": 1, "vram": 51539607552, "cost_per_hour": 63, "nodes_per_dc": {}, "available_nodes": 0, "available_nodes_per_dc": {}}]},
+	  {"name": "v100-6-52-400-generic", "brand_short": "V100 SXM2", "variants": [
+	    {"name": "v100-6-52-400-generic.1", "gpu_count": 1, "cost_per_hour": 25, "nodes_per_dc": {"ustx1a_a01": 2}, "available_nodes_per_dc": {"ustx1a_a01": 1, "usny01_a01": 3}}]}
+	]}}`
+	obs, err := cloudrift.Parse([]byte(body), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pricewatch.Observation{}
+	for _, o := range obs {
+		got[o.OfferID+"@"+o.Region] = o
+	}
+	if o, ok := got["l40s-x.1@"]; !ok || o.Price != 0.63 || o.Available != pricewatch.AvailableNo {
+		t.Errorf("L40S without a datacenter: %+v (found %v), want 0.63 an hour, not available", o, ok)
+	}
+	for key, avail := range map[string]pricewatch.Availability{"v100-6-52-400-generic.1@ustx1a_a01": pricewatch.AvailableYes, "v100-6-52-400-generic.1@usny01_a01": pricewatch.AvailableYes} {
+		if o, ok := got[key]; !ok || o.Price != 0.25 || o.Available != avail {
+			t.Errorf("%s: %+v (found %v)", key, o, ok)
+		}
+	}
+	if len(obs) != 3 {
+		t.Errorf("%d observations: %+v", len(obs), obs)
 	}
 }

@@ -52,3 +52,43 @@ func TestParse_Errors(t *testing.T) {
 		}
 	}
 }
+
+// The answer as Hetzner's Robot web service reference documents it
+// (robot.hetzner.com/doc/webservice/en.html, "GET /order/server/product"
+// and "…/product/{product-id}"): an array of {"product": …}; location,
+// dist and arch arrays; prices per location with string amounts in euros;
+// price.hourly_net "if the product is billed hourly, null otherwise". The
+// reference's own example (EX40, no GPU) parses and is skipped; the same
+// product as a GEX130 in FSN1 billed hourly and in NBG1 not gives three
+// offers: 84.03 a month ÷ 730 h = 0.115110 per GPU-hour monthly, 0.1347
+// an hour capped at 84.03 ÷ 0.1347 = 623.83 h, and NBG1 monthly only.
+func TestParse_TheReferenceExample(t *testing.T) {
+	product := func(id, nbgHourly string) string {
+		return `[{"product": {"id": "` + id + `", "name": "Dedicated Server ` + id + `",
+		 "description": ["Intel\u00ae Core\u2122 i7-4770 Quad-Core Haswell", "32 GB DDR3 RAM"],
+		 "traffic": "30 TB", "dist": ["Rescue system", "Debian 7.7 minimal"], "@deprecated arch": [64, 32], "lang": ["en"],
+		 "location": ["FSN1", "NBG1"],
+		 "prices": [
+		  {"location": "FSN1", "price": {"net": "84.03", "gross": "84.03", "hourly_net": "0.1347", "hourly_gross": "0.1347"}, "price_setup": {"net": "41.18", "gross": "41.18"}},
+		  {"location": "NBG1", "price": {"net": "84.03", "gross": "84.03", "hourly_net": ` + nbgHourly + `, "hourly_gross": ` + nbgHourly + `}, "price_setup": {"net": "41.18", "gross": "41.18"}}],
+		 "orderable_addons": [{"id": "primary_ipv4", "name": "Primary IPv4", "min": 0, "max": 1,
+		  "prices": [{"location": "FSN1", "price": {"net": "1.7000", "gross": "1.7000", "hourly_net": "0.0027", "hourly_gross": "0.0027"}, "price_setup": {"net": "0.0000", "gross": "0.0000"}}]}]}}]`
+	}
+	if _, err := hetzner.Parse([]byte(product("EX40", `"0.1347"`)), "u"); err == nil || !strings.Contains(err.Error(), "no offers parsed") {
+		t.Errorf("EX40 (no GPU): %v, want no offers parsed", err)
+	}
+	obs, err := hetzner.Parse([]byte(product("GEX130", "null")), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pricewatch.Observation{}
+	for _, o := range obs {
+		got[o.Region+"/"+string(o.Mode)] = o
+	}
+	if len(obs) != 3 || got["FSN1/monthly"].Price != 84.03 || got["NBG1/monthly"].Price != 84.03 || got["NBG1/ondemand"].Mode != "" {
+		t.Fatalf("%+v", obs)
+	}
+	if h := got["FSN1/ondemand"]; h.Price != 0.1347 || math.Abs(h.MonthlyCapHours-84.03/0.1347) > 1e-9 {
+		t.Errorf("FSN1 hourly: %+v", h)
+	}
+}

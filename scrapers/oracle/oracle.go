@@ -93,12 +93,22 @@ type response struct {
 	Items *[]product `json:"items"`
 }
 
-// isGPUPart tells a GPU-hour part from the rest of the catalog.
+// isGPUPart tells a GPU-hour rental part from the rest of the catalog.
+// The real list (fixtures/oracle) bills more than rentals per GPU-hour:
+// NVIDIA AI Enterprise licences ("OCI - NVIDIA AI Enterprise - H100",
+// category "Compute - GPU", billed on top of the GPU) and Compute
+// Cloud@Customer parts (an on-premises appliance, category "Compute
+// Cloud@Customer"); neither is an offer.
 func isGPUPart(p product) bool {
 	if _, ok := shapes[strings.TrimSpace(p.PartNumber)]; ok {
 		return true
 	}
-	return strings.Contains(strings.ToLower(p.MetricName), "gpu per hour")
+	if !strings.Contains(strings.ToLower(p.MetricName), "gpu per hour") ||
+		strings.Contains(strings.ToLower(p.DisplayName), "ai enterprise") {
+		return false
+	}
+	cat := strings.ToLower(strings.TrimSpace(p.ServiceCategory))
+	return cat == "" || strings.HasPrefix(cat, "compute - gpu")
 }
 
 // usd is the part's PAY_AS_YOU_GO price in USD.

@@ -15,7 +15,8 @@
 // GPU model and count: blobs.technical.gpu.model ("H100", "L40S",
 // "Tesla V100") as written, number, memory.size (GB per GPU); a flavor
 // rents whole (fixed unit). An addon with several pricings (phases) is
-// skipped rather than guessed.
+// skipped rather than guessed. A flavor tagged "coming_soon" is priced but
+// not rentable yet: available no.
 package ovhcloud
 
 import (
@@ -70,6 +71,7 @@ type addon struct {
 		Commercial *struct {
 			Brick string `json:"brick"`
 		} `json:"commercial"`
+		Tags      []string `json:"tags"`
 		Technical *struct {
 			GPU *struct {
 				Model  string  `json:"model"`
@@ -146,6 +148,13 @@ func observation(a addon, cur, src string) (pricewatch.Observation, bool) {
 	o := pricewatch.Observation{
 		Source: "ovhcloud", Provider: "ovhcloud", OfferID: flavor, Price: raw / Scale,
 		Currency: cur, Unit: unit, Mode: mode, URL: src,
+	}
+	// The real FR book prices flavors not yet on sale, tagged
+	// "coming_soon" (a10-45 on 2026-08-22): kept, not rentable now.
+	for _, tag := range a.Blobs.Tags {
+		if strings.EqualFold(strings.TrimSpace(tag), "coming_soon") {
+			o.Available = pricewatch.AvailableNo
+		}
 	}
 	var gpu = a.Blobs.Technical
 	if gpu != nil && gpu.GPU != nil && strings.TrimSpace(gpu.GPU.Model) != "" &&

@@ -1,24 +1,26 @@
 package ovhcloud_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/scrapers/ovhcloud"
 	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
 )
 
 // The fixture is built in the catalog's shape with the FR book's prices
-// (fixtures/ovhcloud/PROVENANCE.md): 16 GPU flavors hourly, 12 of them
+// (fixtures/ovhcloud/PROVENANCE.md): 17 GPU flavors hourly, 12 of them
 // also monthly; a Windows flavor, an AI-serving addon and a CPU flavor are
 // left out.
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "ovhcloud")
 	nr, g := scrapertest.CheckFixture(t, "ovhcloud", res)
 	scrapertest.FixedUnits(t, nr)
-	if len(res.Observations) != 28 || g.ByMode["ondemand"] != 16 || g.ByMode["monthly"] != 12 {
-		t.Fatalf("%d observations, by mode %v; want 16 ondemand, 12 monthly", len(res.Observations), g.ByMode)
+	if len(res.Observations) != 29 || g.ByMode["ondemand"] != 17 || g.ByMode["monthly"] != 12 {
+		t.Fatalf("%d observations, by mode %v; want 17 ondemand, 12 monthly", len(res.Observations), g.ByMode)
 	}
 	for _, c := range []struct {
 		key, card string
@@ -26,10 +28,11 @@ func TestScraper_Fixture(t *testing.T) {
 		gpus      int
 		price     float64 // EUR per GPU-hour, by hand
 	}{
-		{"ovhcloud/l40s-360/-/ondemand", "L40S", pricewatch.ModeOnDemand, 4, 1.40}, // 560000000 × 1e-8 = 5.60 / 4
-		{"ovhcloud/l4-180/-/ondemand", "L4", pricewatch.ModeOnDemand, 2, 0.75},     // 1.50 / 2
-		{"ovhcloud/a10-90/-/ondemand", "A10", pricewatch.ModeOnDemand, 2, 0.76},    // 1.52 / 2
-		{"ovhcloud/l4-90/-/monthly", "L4", pricewatch.ModeMonthly, 1, 540.0 / 730}, // 540 a month ÷ 730 h = 0.739726
+		{"ovhcloud/l40s-360/-/ondemand", "L40S", pricewatch.ModeOnDemand, 4, 1.40},            // 560000000 × 1e-8 = 5.60 / 4
+		{"ovhcloud/l4-180/-/ondemand", "L4", pricewatch.ModeOnDemand, 2, 0.75},                // 1.50 / 2
+		{"ovhcloud/a10-90/-/ondemand", "A10", pricewatch.ModeOnDemand, 2, 0.76},               // 1.52 / 2
+		{"ovhcloud/l4-90/-/monthly", "L4", pricewatch.ModeMonthly, 1, 540.0 / 730},            // 540 a month ÷ 730 h = 0.739726
+		{"ovhcloud/h200-1920/-/ondemand", "H200-141GB-SXM", pricewatch.ModeOnDemand, 8, 5.25}, // 4200000000 × 1e-8 = 42.00 / 8
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
@@ -45,6 +48,50 @@ func TestScraper_Fixture(t *testing.T) {
 	// "H100", "A100", "Tesla V100" state no form factor: kept, unknown.
 	if g.Unknown["H100 (80 GB)"] != 6 {
 		t.Errorf("unknown %v", g.Unknown)
+	}
+}
+
+// The rows of the fixture that a real capture pins: an independent OVH
+// catalog parser's test over "trimmed real bodies" of the FR and US books
+// captured 2026-08-22 (github getcomputable/gpu-index
+// tests/unit/test_observatory_source_ovh.py @ 8672335; its fixture files
+// are not public here) asserts these raw prices, models and counts. Each
+// fixture addon must carry the same raw value, and the scraper must read
+// it at the same price per GPU-hour.
+func TestFixture_AgreesWithRealCapturePins(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "ovhcloud")
+	nr := normalize.DefaultCatalog().Normalize(res.Observations, scrapertest.At)
+	for _, c := range []struct {
+		key   string
+		mode  pricewatch.Mode
+		gpus  int
+		raw   float64 // the capture's pricings[0].price, 1e-8 EUR
+		price float64 // EUR per GPU-hour, by hand
+	}{
+		{"ovhcloud/h100-380/-/ondemand", pricewatch.ModeOnDemand, 1, 280000000, 2.80},          // 280000000 × 1e-8 = 2.80
+		{"ovhcloud/h100-380/-/monthly", pricewatch.ModeMonthly, 1, 194000000000, 1940.0 / 730}, // 1940.00 a month ÷ 730 h = 2.657534
+		{"ovhcloud/h200-1920/-/ondemand", pricewatch.ModeOnDemand, 8, 4200000000, 42.0 / 8},    // 42.00 for 8 = 5.25
+		{"ovhcloud/t1-45/-/ondemand", pricewatch.ModeOnDemand, 1, 70000000, 0.70},              // 0.70
+		{"ovhcloud/t1-le-45/-/ondemand", pricewatch.ModeOnDemand, 1, 70000000, 0.70},           // the legacy twin, same 0.70
+		{"ovhcloud/a10-45/-/ondemand", pricewatch.ModeOnDemand, 1, 76000000, 0.76},             // 0.76 (tagged coming_soon in the capture)
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		var ob pricewatch.Observation
+		for _, x := range res.Observations {
+			if "ovhcloud/"+x.OfferID+"/-/"+string(x.Mode) == c.key {
+				ob = x
+			}
+		}
+		if raw := ob.Price * ovhcloud.Scale; math.Abs(raw-c.raw) > 0.5 || ob.GPUCount != c.gpus {
+			t.Errorf("%s: raw %.0f for %d GPUs, the capture %.0f for %d", c.key, raw, ob.GPUCount, c.raw, c.gpus)
+		}
+		if math.Abs(o.PricePerGPUHour-c.price) > 1e-6 {
+			t.Errorf("%s: %v per GPU-hour, want %v", c.key, o.PricePerGPUHour, c.price)
+		}
+	}
+	// The capture tags a10-45 "coming_soon": priced, not rentable yet.
+	if o := scrapertest.Find(t, nr, "ovhcloud/a10-45/-/ondemand"); o.Available != pricewatch.AvailableNo {
+		t.Errorf("a10-45 (coming_soon): available %q, want no", o.Available)
 	}
 }
 

@@ -7,8 +7,11 @@
 //
 // Billing: the request asks for POSTPAID_BY_HOUR (按量计费); an item's
 // Price.UnitPriceDiscount (else UnitPrice) is CNY per instance-hour when
-// ChargeUnit is HOUR; other charge units are not read. Status SELL is
-// available, SOLD_OUT not.
+// ChargeUnit is HOUR; other charge units are not read. Where the answer
+// also carries UnitPriceSecondStep/ThirdStep, the API reference says
+// UnitPrice(Discount) holds for the first 96 hours only (later hours cost
+// the step prices): the scraper keeps that first-step price. Status SELL
+// is available, SOLD_OUT not, nor StatusCategory WithoutStock.
 //
 // GPU model and count: the table families (instance family → card, from
 // Tencent's GPU instance documentation); GpuCount is the count, a fraction
@@ -164,6 +167,7 @@ type item struct {
 	InstanceChargeType string  `json:"InstanceChargeType"`
 	InstanceFamily     string  `json:"InstanceFamily"`
 	Status             string  `json:"Status"`
+	StatusCategory     string  `json:"StatusCategory"`
 	GPU                float64 `json:"Gpu"`
 	GPUCount           float64 `json:"GpuCount"`
 	Price              struct {
@@ -263,6 +267,17 @@ func observation(it item, src string) (pricewatch.Observation, bool) {
 		o.Available, o.Stock = pricewatch.AvailableYes, "on sale"
 	case "SOLD_OUT":
 		o.Available, o.Stock = pricewatch.AvailableNo, "sold out"
+	}
+	// StatusCategory (the API reference: EnoughStock, NormalStock,
+	// UnderStock, WithoutStock) says how much is left; an item on sale
+	// whose stock is gone cannot be rented now.
+	switch strings.TrimSpace(it.StatusCategory) {
+	case "WithoutStock":
+		o.Available, o.Stock = pricewatch.AvailableNo, "sold out (WithoutStock)"
+	case "UnderStock":
+		if o.Available == pricewatch.AvailableYes {
+			o.Stock = "on sale, almost sold out (UnderStock)"
+		}
 	}
 	return o, true
 }

@@ -100,3 +100,33 @@ func TestSign_PublishedExample(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// Fields as the CVM API reference defines them (tencentcloud-sdk-go
+// tencentcloud/cvm/v20170312/models.go @ 144f6c8, InstanceTypeQuotaItem,
+// ItemPrice): Status SELL | SOLD_OUT; StatusCategory EnoughStock |
+// NormalStock | UnderStock | WithoutStock ("库存已经售罄": an item on sale
+// whose stock is gone cannot be rented); GpuCount below 1 is a vGPU share.
+func TestParse_StockAsTheAPIReferenceDefinesIt(t *testing.T) {
+	item := func(typ, status, category string) string {
+		return `{"Zone": "ap-guangzhou-6", "InstanceType": "` + typ + `", "InstanceFamily": "GN7", "InstanceChargeType": "POSTPAID_BY_HOUR",
+		 "Status": "` + status + `", "StatusCategory": "` + category + `", "Gpu": 1, "GpuCount": 1,
+		 "Price": {"UnitPrice": 8.68, "UnitPriceDiscount": 8.68, "ChargeUnit": "HOUR", "Discount": 100}}`
+	}
+	body := `{"Response": {"InstanceTypeQuotaSet": [` +
+		item("GN7.A", "SELL", "EnoughStock") + `,` + item("GN7.B", "SELL", "UnderStock") + `,` +
+		item("GN7.C", "SELL", "WithoutStock") + `,` + item("GN7.D", "SOLD_OUT", "WithoutStock") + `], "RequestId": "r"}}`
+	obs, err := tencent.Parse([]byte(body), "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pricewatch.Availability{"GN7.A": pricewatch.AvailableYes, "GN7.B": pricewatch.AvailableYes,
+		"GN7.C": pricewatch.AvailableNo, "GN7.D": pricewatch.AvailableNo}
+	for _, o := range obs {
+		if o.Available != want[o.OfferID] {
+			t.Errorf("%s: available %q (stock %q), want %q", o.OfferID, o.Available, o.Stock, want[o.OfferID])
+		}
+	}
+	if len(obs) != 4 {
+		t.Errorf("%d observations", len(obs))
+	}
+}
