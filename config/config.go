@@ -70,6 +70,9 @@ type Server struct {
 	// PRICEWATCH_API_TOKEN is not set; APIToken is filled from either.
 	APITokenFile string `yaml:"api_token_file"`
 	APIToken     string `yaml:"-"`
+	// Pprof serves Go's profiles under /debug/pprof/ (off by default):
+	// with the API token when one is configured, else to loopback only.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Ranking configures which offers rank.

@@ -48,6 +48,7 @@ func (s *Server) routes() {
 		return nil
 	})
 	s.dashboardRoutes()
+	s.pprofRoutes()
 	s.table = append(s.table, Route{Method: http.MethodGet, Pattern: "/"})
 	s.mux.HandleFunc("/", s.wrap("/", "", func(w http.ResponseWriter, r *http.Request) error {
 		if r.URL.Path == "/" {
