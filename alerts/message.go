@@ -118,9 +118,9 @@ func HealthMessage(source string, h store.Health, recovered bool) Message {
 // waits for an operator: what moved, and how to accept it.
 func HoldMessage(source string, h store.Health) Message {
 	title := "Source " + source + " is held"
-	text := fmt.Sprintf("Source %s is held: %s. Its last good offers stay (they go stale if this lasts). "+
-		"If the new level is real, accept it: pricewatch sources accept %s (or POST /v1/sources/%s/accept with the API token).",
-		source, h.HoldReason, source, source)
+	// The reason says what moved and how to accept it from the CLI.
+	text := fmt.Sprintf("Source %s is held: %s (they go stale if this lasts). Over the API: POST /v1/sources/%s/accept with the API token.",
+		source, h.HoldReason, source)
 	return Message{Text: esc(text), Blocks: []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
 		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -26,21 +25,13 @@ type cell struct {
 	prices []float64 // sorted
 }
 
-func (c *cell) median() float64 { return sortedMedian(c.prices) }
+func (c *cell) median() float64 { return median(c.prices) }
 
 // marketCell is the key the market knows a cell by (no currency).
 func (c *cell) marketCell() string { return bandKey(c.card, c.mode) }
 
 func cellKey(card string, m pricewatch.Mode, cur string) string {
 	return card + "\x00" + string(m) + "\x00" + cur
-}
-
-func sortedMedian(v []float64) float64 {
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // cellsOf groups a run's mapped, priced offers (reference prices aside).
@@ -202,5 +193,3 @@ func anchorFromStored(prev map[string]prevPrice, mk *market, at time.Time) *stor
 	}
 	return anchorOf(cells, mk, at, "stored offers")
 }
-
-var _ = math.Abs
