@@ -45,6 +45,8 @@ type packRow struct {
 	unitPrice, fraction, commitment, price, rel     float64
 	storage, egress                                 float64
 	capHours, freeEgress                            float64
+	vcpus, ramGB, diskGB                            float64
+	interconnect, country, rentURL                  uint32
 	firstSeen, observedAt                           int64
 }
 
@@ -64,7 +66,7 @@ type PackBuilder struct {
 	direct map[uint64]bool
 	// cache is the last string interned per field: offers of one source
 	// repeat their neighbours' providers, modes, currencies and URLs.
-	cache [12]struct {
+	cache [15]struct {
 		s string
 		i uint32
 	}
@@ -132,6 +134,8 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 		unitPrice: o.UnitPricePerHour, fraction: o.GPUFraction, commitment: o.CommitmentHours, price: o.PricePerGPUHour,
 		storage: o.StoragePerGBMonth, egress: o.EgressPerGB,
 		capHours: o.MonthlyCapHours, freeEgress: o.FreeEgressGBMonth,
+		vcpus: o.VCPUs, ramGB: o.RAMGB, diskGB: o.DiskGB,
+		interconnect: b.intern(12, o.Interconnect), country: b.intern(13, o.Country), rentURL: b.intern(14, o.RentURL),
 		firstSeen: unixNanos(o.FirstSeen), observedAt: unixNanos(o.ObservedAt),
 	}
 	if o.Bid {
@@ -250,6 +254,8 @@ func (p *Pack) Offer(i int) pricewatch.Offer {
 		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url], Bid: r.flags&rowBid != 0,
 		StoragePerGBMonth: r.storage, EgressPerGB: r.egress,
 		MonthlyCapHours: r.capHours, FreeEgressGBMonth: r.freeEgress,
+		VCPUs: r.vcpus, RAMGB: r.ramGB, DiskGB: r.diskGB,
+		Interconnect: p.dict[r.interconnect], Country: p.dict[r.country], RentURL: p.dict[r.rentURL],
 		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
 	}
 	if r.flags&rowHasRel != 0 {

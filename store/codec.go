@@ -57,6 +57,9 @@ const (
 	// offerHasPlanTerms: the plan's monthly cap hours and included egress
 	// follow (two floats).
 	offerHasPlanTerms
+	// offerHasMachine: what comes with the GPUs follows (vCPUs, RAM and
+	// disk as three floats; interconnect, country and rent URL as strings).
+	offerHasMachine
 )
 
 // encodeOffer appends the schema-2 encoding of o (its key and source are the
@@ -80,6 +83,9 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	}
 	if o.MonthlyCapHours != 0 || o.FreeEgressGBMonth != 0 {
 		flags |= offerHasPlanTerms
+	}
+	if o.VCPUs != 0 || o.RAMGB != 0 || o.DiskGB != 0 || o.Interconnect != "" || o.Country != "" || o.RentURL != "" {
+		flags |= offerHasMachine
 	}
 	b = binary.AppendUvarint(b, flags)
 	for _, s := range [...]string{o.Provider, o.OfferID, o.Region, string(o.Kind), o.Card, o.GPUName,
@@ -106,6 +112,14 @@ func encodeOffer(b []byte, o *pricewatch.Offer, pinned time.Time) []byte {
 	if flags&offerHasPlanTerms != 0 {
 		b = appendFloat(b, o.MonthlyCapHours)
 		b = appendFloat(b, o.FreeEgressGBMonth)
+	}
+	if flags&offerHasMachine != 0 {
+		b = appendFloat(b, o.VCPUs)
+		b = appendFloat(b, o.RAMGB)
+		b = appendFloat(b, o.DiskGB)
+		b = appendString(b, o.Interconnect)
+		b = appendString(b, o.Country)
+		b = appendString(b, o.RentURL)
 	}
 	return b
 }
@@ -258,6 +272,14 @@ func decodeOffer(v []byte, o *pricewatch.Offer, seen time.Time, buf *offerBuf, a
 	if flags&offerHasPlanTerms != 0 {
 		o.MonthlyCapHours = r.float()
 		o.FreeEgressGBMonth = r.float()
+	}
+	if flags&offerHasMachine != 0 {
+		o.VCPUs = r.float()
+		o.RAMGB = r.float()
+		o.DiskGB = r.float()
+		o.Interconnect = r.str()
+		o.Country = r.str()
+		o.RentURL = r.str()
 	}
 	return r.err
 }
