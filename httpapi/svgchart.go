@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,6 +44,9 @@ func svgStepChart(title, unit string, pts []chartPoint, since, until time.Time) 
 		pad := (hi - lo) * 0.08
 		lo, hi = math.Max(0, lo-pad), hi+pad
 	}
+	// The axis spans whole ticks, so the lowest and highest are labelled.
+	vt := niceTicks(lo, hi, 4)
+	lo, hi = vt.values[0], vt.values[len(vt.values)-1]
 	span := until.Sub(since).Seconds()
 	x := func(t time.Time) float64 {
 		if t.Before(since) {
@@ -51,26 +55,15 @@ func svgStepChart(title, unit string, pts []chartPoint, since, until time.Time) 
 		return left + (w-left-right)*t.Sub(since).Seconds()/span
 	}
 	y := func(v float64) float64 { return top + (h-top-bottom)*(1-(v-lo)/(hi-lo)) }
-	// Axes and grid.
-	for i := 0; i <= 4; i++ {
-		v := lo + (hi-lo)*float64(i)/4
+	// Axes and grid: value ticks at a 1-2-5 step, all printed with one
+	// precision, and time ticks on whole hours or days.
+	for _, v := range vt.values {
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, left, w-right, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, left-6, y(v)+4, template.HTMLEscapeString(shortNum(v)))
+		fmt.Fprintf(&b, `<text class="axis axis-y" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, left-6, y(v)+4, strconv.FormatFloat(v, 'f', vt.decimals, 64))
 	}
-	layout := "Jan 2 15:04"
-	if span > 3*24*3600 {
-		layout = "Jan 2"
-	}
-	for i := 0; i <= 4; i++ {
-		t := since.Add(time.Duration(float64(until.Sub(since)) * float64(i) / 4))
-		anchor := "middle"
-		switch i {
-		case 0:
-			anchor = "start"
-		case 4:
-			anchor = "end"
-		}
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(t), h-12, anchor, t.UTC().Format(layout))
+	for _, t := range timeTicks(since, until, 8) {
+		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x(t.at), x(t.at), top, h-bottom)
+		fmt.Fprintf(&b, `<text class="axis axis-x" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x(t.at), h-12, t.label)
 	}
 	fmt.Fprintf(&b, `<text class="axis unit" x="%.1f" y="16" text-anchor="end">%s</text>`, w-right, template.HTMLEscapeString(unit))
 	// The step line: each value holds until the next change, the last until the end.
@@ -100,17 +93,79 @@ func svgStepChart(title, unit string, pts []chartPoint, since, until time.Time) 
 	return template.HTML(b.String())
 }
 
-// shortNum prints an axis value with the digits that matter.
-func shortNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
-	case a >= 0.01:
-		return fmt.Sprintf("%.3f", v)
-	default:
-		return fmt.Sprintf("%.2g", v)
+// valueTicks are an axis's values and the decimals that print them all.
+type valueTicks struct {
+	values   []float64
+	decimals int
+}
+
+// niceTicks covers [lo, hi] with about n intervals of a 1, 2 or 5 times a
+// power of ten step, from a multiple of the step below lo to one above
+// hi. One precision (the step's) prints every tick, so no two read alike.
+func niceTicks(lo, hi float64, n int) valueTicks {
+	if !(hi > lo) || n < 1 {
+		return valueTicks{values: []float64{lo}, decimals: 2}
 	}
+	raw := (hi - lo) / float64(n)
+	exp := math.Floor(math.Log10(raw))
+	mag := math.Pow(10, exp)
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw*(1-1e-9) {
+			step = m * mag
+			break
+		}
+	}
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	first := math.Floor(lo/step+1e-9) * step
+	var vs []float64
+	for i := 0; ; i++ {
+		v := first + float64(i)*step
+		// Rounding to the printed precision keeps 0.30000000000000004 out.
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+		vs = append(vs, v)
+		if v >= hi-step*1e-9 || i > 4*n {
+			break
+		}
+	}
+	return valueTicks{values: vs, decimals: decimals}
+}
+
+// timeTick is a labelled instant of the time axis.
+type timeTick struct {
+	at    time.Time
+	label string
+}
+
+// timeSteps are the spacings a time axis may use: whole hours and days,
+// each dividing the day or the week evenly.
+var timeSteps = []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour}
+
+// timeTicks puts at most max ticks within [since, until] on the boundaries
+// of the smallest step that needs no more (UTC hours, midnights; weeks
+// start on Mondays). A tick at midnight names the day, others the hour.
+func timeTicks(since, until time.Time, max int) []timeTick {
+	span := until.Sub(since)
+	step := timeSteps[len(timeSteps)-1]
+	for _, s := range timeSteps {
+		if span/s <= time.Duration(max) {
+			step = s
+			break
+		}
+	}
+	// Truncate counts from year 1's January 1st, a Monday midnight UTC.
+	t := since.UTC().Truncate(step)
+	if t.Before(since) {
+		t = t.Add(step)
+	}
+	var out []timeTick
+	for ; !t.After(until); t = t.Add(step) {
+		label := t.Format("Jan 2")
+		if step < 24*time.Hour && (t.Hour() != 0 || t.Minute() != 0) {
+			label = t.Format("15:04")
+		}
+		out = append(out, timeTick{at: t, label: label})
+	}
+	return out
 }
