@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -55,6 +56,13 @@ func init() {
 		"pct":   func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 		"join":  strings.Join,
 		"inc":   func(i int) int { return i + 1 },
+		// opt prints a detail an offer may not state (0: not stated).
+		"opt": func(v float64) string {
+			if v == 0 {
+				return "—"
+			}
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		},
 		"hidden": func(m map[string]float64) float64 {
 			t := 0.0
 			for _, v := range m {
@@ -63,7 +71,7 @@ func init() {
 			return t
 		},
 	}
-	for _, name := range []string{"best", "sources", "plan", "alerts", "error"} {
+	for _, name := range []string{"best", "sources", "plan", "alerts", "error", "api", "offers"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/"+name+".html"))
 	}
 }
@@ -126,6 +134,8 @@ func (s *Server) dashboardRoutes() {
 	s.handle("/sources", http.MethodGet, s.dashboardSources)
 	s.handle("/plan", http.MethodGet, s.dashboardPlan)
 	s.handle("/alerts", http.MethodGet, s.dashboardAlerts)
+	s.handle("/offers", http.MethodGet, s.dashboardOffers)
+	s.handle("/api", http.MethodGet, s.apiReference)
 	static, _ := fs.Sub(webFS, "web/static")
 	s.handle("/static/{file}", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
 		name := path.Base(r.PathValue("file"))
@@ -164,7 +174,9 @@ type bestRow struct {
 	Rank int
 	BestCard
 	ChartLink string
-	Unit      string
+	// OffersLink opens the card's offers in the browser, same filters.
+	OffersLink string
+	Unit       string
 }
 
 // sortColumn is a sortable column header.
@@ -190,9 +202,10 @@ type bestPage struct {
 	Rows                                                                   []bestRow
 	Chart                                                                  *chartView
 	Stale                                                                  int
+	Filters                                                                []filterField
 }
 
-var dashboardParams = []string{"workload", "mode", "currency", "max_gpus", "available", "sort", "order", "card", "range"}
+var dashboardParams = slices.Concat([]string{"workload", "mode", "currency", "max_gpus", "available", "sort", "order", "card", "range"}, filterParams)
 
 func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -222,6 +235,15 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 			bq.Set(k, val)
 		}
 	}
+	// The filters go to /v1/best's parser as given; an empty input is none.
+	offersQ := url.Values{}
+	for _, k := range filterParams {
+		if val := strings.TrimSpace(q.Get(k)); val != "" {
+			bq.Set(k, val)
+			offersQ.Set(k, val)
+		}
+	}
+	st.Filters = filterFields(q)
 	query, err := ParseBestQuery(bq, snap, normalize.DefaultCatalog())
 	if err != nil {
 		return renderError(w, "best", q, err)
@@ -295,20 +317,30 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 		return "/?" + l.Encode()
 	}
 	for i, c := range cards {
+		offersQ.Set("card", c.Card)
 		st.Rows = append(st.Rows, bestRow{Rank: i + 1, BestCard: c, ChartLink: link("card", c.Card) + "#history",
-			Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts)})
+			OffersLink: "/offers?" + offersQ.Encode(), Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts)})
 	}
 	for _, col := range []struct {
 		key, label string
 		numeric    bool
 	}{{"card", "Card", false}, {"cost", "Cost / M tokens", true}, {"unit", "Unit price / h", true}, {"price", "Price / GPU-h", true},
 		{"tps", "Tokens/s", true}, {"source", "Source", false}} {
-		order, arrow := "asc", ""
+		// A first click sorts throughput highest first, the rest lowest
+		// (cheapest, A to Z) first; a second click reverses.
+		first, second := "asc", "desc"
+		if col.key == "tps" {
+			first, second = second, first
+		}
+		order, arrow := first, ""
 		if st.Sort == col.key {
 			if st.Order == "asc" {
-				order, arrow = "desc", "▲"
+				arrow = "▲"
 			} else {
 				arrow = "▼"
+			}
+			if st.Order == first {
+				order = second
 			}
 		}
 		st.Columns = append(st.Columns, sortColumn{Key: col.key, Label: col.label, Link: link("sort", col.key, "order", order), Arrow: arrow, Numeric: col.numeric})
@@ -440,6 +472,15 @@ func billedText(o rank.Option) string {
 	return s
 }
 
+// pairs makes value/label pairs of values that are their own labels.
+func pairs(vs []string) []string {
+	out := make([]string, 0, 2*len(vs))
+	for _, v := range vs {
+		out = append(out, v, v)
+	}
+	return out
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -522,13 +563,58 @@ func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error 
 
 type planPage struct {
 	page
-	Workload, Tokens, Mode, Currency, MaxGPUs, Card, Limit string
-	Workloads, Modes, Currencies, GPUs                     []option
-	Result                                                 *rank.PlanResult
-	Shown                                                  []rank.Option
+	Workload, Tokens, Mode, Currency, MaxGPUs, Card, Limit, Model, Method string
+	Workloads, Modes, Currencies, GPUs, Models, Methods                   []option
+	// Load and Hidden are the form's number inputs: the serving load and
+	// the costs besides GPU time.
+	Load, Hidden []planNumber
+	Result       *rank.PlanResult
+	Shown        []rank.Option
 }
 
-var planParams = []string{"workload", "tokens", "mode", "currency", "max_gpus", "card", "limit"}
+// planNumber is a number input of the plan form, named as the job spec's
+// field.
+type planNumber struct {
+	Name, Label, Title, Value string
+	set                       func(*rank.JobSpec, float64)
+}
+
+func hiddenOf(s *rank.JobSpec) *rank.HiddenSpec {
+	if s.Hidden == nil {
+		s.Hidden = &rank.HiddenSpec{}
+	}
+	return s.Hidden
+}
+
+// loadNumbers and hiddenNumbers are the form's number inputs in the order
+// shown: a serving load, then the costs besides GPU time.
+var loadNumbers = []planNumber{
+	{Name: "peak_tokens_per_second", Label: "Peak tokens/s", Title: "Serving: output tokens per second at the peak", set: func(s *rank.JobSpec, v float64) { s.PeakTokensPerSecond = v }},
+	{Name: "base_tokens_per_second", Label: "Base tokens/s", Title: "Serving: the load outside the peak (committed GPUs carry it)", set: func(s *rank.JobSpec, v float64) { s.BaseTokensPerSecond = v }},
+	{Name: "peak_hours_per_day", Label: "Peak h/day", Title: "Serving: hours a day at the peak (0..24)", set: func(s *rank.JobSpec, v float64) { s.PeakHoursPerDay = v }},
+	{Name: "hours_per_month", Label: "Hours/month", Title: "Serving: hours a month the service runs", set: func(s *rank.JobSpec, v float64) { s.HoursPerMonth = v }},
+}
+
+var hiddenNumbers = []planNumber{
+	{Name: "startup_minutes", Label: "Start-up min", Title: "Billed minutes before work starts (default 15)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StartupMinutes = &v }},
+	{Name: "storage_gb", Label: "Storage GB", Title: "Disk kept for the job", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StorageGB = &v }},
+	{Name: "storage_days", Label: "Storage days", Title: "Days the disk is kept", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StorageDays = &v }},
+	{Name: "egress_gb", Label: "Egress GB", Title: "Data moved out (checkpoints, results)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).EgressGB = &v }},
+	{Name: "checkpoint_minutes", Label: "Checkpoint min", Title: "Minutes between checkpoints on spot (default 30)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).CheckpointMinutes = &v }},
+	{Name: "restart_minutes", Label: "Restart min", Title: "Minutes lost per spot reclaim (default 10)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).RestartMinutes = &v }},
+	{Name: "storage_price_gb_month", Label: "Storage price/GB-month", Title: "In the job's currency; default per provider", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StoragePricePerGBMonth = &v }},
+	{Name: "egress_price_gb", Label: "Egress price/GB", Title: "In the job's currency; default per provider", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).EgressPricePerGB = &v }},
+}
+
+var planNumbers = slices.Concat(loadNumbers, hiddenNumbers)
+
+var planParams = func() []string {
+	ps := []string{"workload", "tokens", "mode", "currency", "max_gpus", "card", "limit", "model", "method"}
+	for _, n := range planNumbers {
+		ps = append(ps, n.Name)
+	}
+	return ps
+}()
 
 // PlanSpecFromQuery builds a job spec from the dashboard's plan form (a
 // query string, so a plan is a shareable link); the spec then goes
@@ -537,13 +623,25 @@ func PlanSpecFromQuery(q url.Values) (rank.JobSpec, error) {
 	if err := checkParams(q, planParams...); err != nil {
 		return rank.JobSpec{}, err
 	}
-	spec := rank.JobSpec{Workload: q.Get("workload"), Currency: strings.ToUpper(q.Get("currency")), Card: q.Get("card"), Limit: 20}
+	spec := rank.JobSpec{Workload: q.Get("workload"), Currency: strings.ToUpper(q.Get("currency")), Card: q.Get("card"), Limit: 20, Method: q.Get("method")}
+	if m := q.Get("model"); m != "" {
+		spec.Model = &rank.ModelSpec{Preset: m}
+	}
 	if v := q.Get("tokens"); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return spec, pricewatch.Errorf(pricewatch.EInvalid, "tokens: a number such as 15000000 or 1.5e7, got %q", v)
 		}
 		spec.Tokens = t
+	}
+	for _, n := range planNumbers {
+		if v := strings.TrimSpace(q.Get(n.Name)); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: a number, got %q", n.Name, v)
+			}
+			n.set(&spec, f)
+		}
 	}
 	if v := q.Get("mode"); v != "" {
 		spec.Modes = strings.Split(v, ",")
@@ -577,8 +675,19 @@ func (s *Server) dashboardPlan(w http.ResponseWriter, r *http.Request) error {
 	}
 	st := planPage{page: page{Title: "Price a job", Nav: "plan", GeneratedAt: snap.GeneratedAt, Query: q, Data: s.dataNote()},
 		Workload: q.Get("workload"), Tokens: q.Get("tokens"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")),
-		MaxGPUs: q.Get("max_gpus"), Card: q.Get("card"), Limit: q.Get("limit")}
+		MaxGPUs: q.Get("max_gpus"), Card: q.Get("card"), Limit: q.Get("limit"), Model: q.Get("model"), Method: q.Get("method")}
 	submitted := st.Workload != ""
+	for _, n := range loadNumbers {
+		n.Value = q.Get(n.Name)
+		st.Load = append(st.Load, n)
+	}
+	for _, n := range hiddenNumbers {
+		n.Value = q.Get(n.Name)
+		st.Hidden = append(st.Hidden, n)
+	}
+	presets := slices.Sorted(maps.Keys(rank.Presets()))
+	st.Models = options(st.Model, append([]string{"", "the workload's"}, pairs(presets)...)...)
+	st.Methods = options(st.Method, "", "the workload's", "full", "full fine-tune", "lora", "LoRA", "qlora", "QLoRA", "serve", "serve (inference)")
 	if !submitted {
 		st.Workload, st.Tokens = "lora-7b", "15000000"
 	}

@@ -5,7 +5,18 @@
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
-    s.addEventListener("change", function () { s.form.submit(); });
+    s.addEventListener("change", function () { s.form.requestSubmit(); });
+  });
+  // A GET form leaves its empty inputs out of the address, so a shared
+  // link holds only the filters set.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form[method=get] [disabled]").forEach(function (e) { e.disabled = false; });
+  });
+  document.querySelectorAll("form[method=get]").forEach(function (f) {
+    if (f.id === "plan-form") return;
+    f.addEventListener("submit", function () {
+      f.querySelectorAll("input, select").forEach(function (e) { if (e.name && e.value === "") e.disabled = true; });
+    });
   });
   var form = document.getElementById("plan-form");
   if (form) form.addEventListener("submit", function (ev) {
@@ -55,6 +66,16 @@ function planSubmit(form) {
   if (fd.get("currency")) spec.currency = fd.get("currency");
   if (fd.get("max_gpus")) spec.max_gpus = Number(fd.get("max_gpus"));
   if (fd.get("card")) spec.card = fd.get("card");
+  if (fd.get("model")) spec.model = { preset: fd.get("model") };
+  if (fd.get("method")) spec.method = fd.get("method");
+  // The number inputs are the spec's fields: the serving load at the top
+  // level, the hidden costs under "hidden" (as the server's form reads them).
+  form.querySelectorAll("#plan-load input").forEach(function (e) { if (e.value !== "") spec[e.name] = Number(e.value); });
+  form.querySelectorAll("#plan-hidden input").forEach(function (e) {
+    if (e.value === "") return;
+    spec.hidden = spec.hidden || {};
+    spec.hidden[e.name] = Number(e.value);
+  });
   spec.limit = 20;
   history.replaceState(null, "", "/plan?" + q.toString());
   var out = document.getElementById("plan-result");
@@ -64,7 +85,7 @@ function planSubmit(form) {
     .then(function (r) {
       out.replaceChildren();
       if (!r.ok) { out.appendChild(text("p", r.body.error || "error", "error")); return; }
-      var p = r.body, m = p.memory, cur = p.currency;
+      var p = r.body, m = p.memory, cur = p.currency, j = p.job, hd = j.hidden;
       out.appendChild(text("p", p.job.method === "serve" ?
         "Memory on one GPU: weights " + m.weights_gib.toFixed(1) + " + KV cache " + m.kv_cache_gib.toFixed(1) +
         " + runtime reserve " + (m.runtime_reserve_gib || 0).toFixed(1) + " = " + m.total_gib.toFixed(1) +
@@ -74,6 +95,16 @@ function planSubmit(form) {
         m.total_gib.toFixed(1) + " GiB (a card holds 80% of its capacity).", "memory"));
       out.lastChild.id = "plan-memory";
       out.appendChild(text("p", p.options.length + " of " + p.considered + " options, costs in " + cur + " (from POST /v1/plan)."));
+      // What was priced, as the server's page says it.
+      var job = "Priced: " + j.method + " of " + j.model.name + " (" + j.model.params_b + " B)";
+      if (j.peak_tokens_per_second) {
+        job += ", peak " + j.peak_tokens_per_second + " tokens/s";
+        if (j.base_tokens_per_second) job += " for " + j.peak_hours_per_day + " h/day over a base of " + j.base_tokens_per_second;
+      }
+      if (j.hours_per_month) job += ", " + j.hours_per_month + " h/month";
+      job += "; start-up " + hd.startup_minutes + " min, storage " + hd.storage_gb + " GB for " + hd.storage_days + " days, egress " + hd.egress_gb + " GB.";
+      out.appendChild(text("p", job));
+      out.lastChild.id = "plan-job";
       var t = document.createElement("table"); t.id = "plan"; t.className = "data";
       var head = ["#", "Card", "Source", "Region", "Mode", "Rented", "Memory / GPU", "Tokens/s", "Origin", "Hours", "Billed", "Compute", "Hidden", "Total", "Cost / M tokens", "Offer"];
       var tr = document.createElement("tr");
