@@ -598,15 +598,15 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 		f.Modes = pricewatch.DefaultModes()
 	}
 	var cands []Entry
-	if len(f.Regions) == 0 && len(f.Providers) == 0 {
+	if !f.Narrowing.Active() {
 		for _, e := range s.groupEntries(wi) {
 			if f.matches(&e) {
 				cands = append(cands, e)
 			}
 		}
 	} else {
-		// Regions and providers are not groups: the cheapest matching row
-		// per card is looked for in every part.
+		// A narrowing is not a group: the cheapest matching row per card is
+		// looked for in every part.
 		best := map[string][2]int32{}
 		s.scan(wi, f, func(pi, row int32) {
 			card := s.parts[pi].pack.dict[s.parts[pi].pack.rows[row].card]
@@ -655,20 +655,19 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 
 func (f *Filter) matches(e *Entry) bool {
 	return slices.Contains(f.Modes, e.Mode) && (f.Card == "" || e.Card == f.Card) && (f.MaxGPUs <= 0 || e.GPUs <= f.MaxGPUs) &&
-		(f.AnyAvailability || e.Available != pricewatch.AvailableNo) &&
-		(len(f.Regions) == 0 || slices.Contains(f.Regions, e.Region)) &&
-		(len(f.Providers) == 0 || slices.Contains(f.Providers, e.Provider))
+		(f.AnyAvailability || e.Available != pricewatch.AvailableNo)
 }
 
 // rowFilter is a Filter resolved against one pack's dict.
 type rowFilter struct {
-	modes, regions, providers map[uint32]bool
-	card                      int64 // dict index, -1 any, -2 none in the pack
-	out                       int64 // dict index of "no", -1 none
+	modes  map[uint32]bool
+	narrow *packNarrowing
+	card   int64 // dict index, -1 any, -2 none in the pack
+	out    int64 // dict index of "no", -1 none
 }
 
-func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
-	rf := rowFilter{card: -1, out: -1}
+func (f *Filter) forPack(p *Pack, cat *normalize.Catalog) (rowFilter, bool) {
+	rf := rowFilter{card: -1, out: -1, narrow: f.Narrowing.forPack(p, cat)}
 	set := func(vals []string) (map[uint32]bool, bool) {
 		if len(vals) == 0 {
 			return nil, true
@@ -687,12 +686,6 @@ func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
 	}
 	var ok bool
 	if rf.modes, ok = set(ms); !ok || len(ms) == 0 {
-		return rf, false
-	}
-	if rf.regions, ok = set(f.Regions); !ok {
-		return rf, false
-	}
-	if rf.providers, ok = set(f.Providers); !ok {
 		return rf, false
 	}
 	if f.Card != "" {
@@ -717,7 +710,7 @@ func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
 // scan calls fn with every ranked row of the workload the filter keeps.
 func (s *Snapshot) scan(wi int, f Filter, fn func(pi, row int32)) {
 	for pi, pt := range s.parts {
-		rf, ok := f.forPack(pt.pack)
+		rf, ok := f.forPack(pt.pack, s.cat)
 		if !ok {
 			continue
 		}
@@ -728,8 +721,7 @@ func (s *Snapshot) scan(wi int, f Filter, fn func(pi, row int32)) {
 			}
 			r := &pt.pack.rows[i]
 			if !rf.modes[r.mode] || (rf.card >= 0 && int64(r.card) != rf.card) || (f.MaxGPUs > 0 && int(wl.gpus[i]) > f.MaxGPUs) ||
-				(!f.AnyAvailability && int64(r.avail) == rf.out) ||
-				(rf.regions != nil && !rf.regions[r.region]) || (rf.providers != nil && !rf.providers[r.provider]) {
+				(!f.AnyAvailability && int64(r.avail) == rf.out) || !rf.narrow.keepRow(r) {
 				continue
 			}
 			fn(int32(pi), int32(i))
@@ -799,7 +791,8 @@ func (s *Snapshot) Ranked(workload, key string, f Filter) bool {
 		return false
 	}
 	e := s.entryAt(wi, pi, row)
-	return f.matches(&e)
+	pt := s.parts[pi].pack
+	return f.matches(&e) && f.Narrowing.forPack(pt, s.cat).keepRow(&pt.rows[row])
 }
 
 // find locates an offer by key: in the part of the source the key names
