@@ -194,7 +194,7 @@ func Current(snap *rank.Snapshot, w Watch, now time.Time) (*Choice, func(string)
 // filterOf is the ranking filter of a watch.
 func filterOf(w Watch) rank.Filter {
 	return rank.Filter{Modes: w.Modes, Card: w.Card, MaxGPUs: w.MaxGPUs, AnyAvailability: w.AnyAvailability,
-		Regions: w.Regions, Providers: w.Providers}
+		Narrowing: rank.Narrowing{Regions: w.Regions, Providers: w.Providers}}
 }
 
 // filtered are the watch's best entries per card, cheapest first.

@@ -30,6 +30,9 @@ type BestQuery struct {
 	// IncludeUnfit lists the cards whose offers cannot hold the job, with
 	// the reason in GiB.
 	IncludeUnfit bool
+	// Narrowing keeps offers by provider, region, country, link, GPU
+	// memory and the vCPUs and RAM per GPU.
+	Narrowing rank.Narrowing
 }
 
 // BestResponse is the /v1/best answer (and `pricewatch best --json`).
@@ -49,6 +52,9 @@ type BestResponse struct {
 	// weights + gradients + optimizer + activations (training) against the
 	// memory usable, in GiB.
 	Unfit []rank.Unfit `json:"unfit,omitempty"`
+	// Filters echoes the narrowing the answer was ranked with (absent:
+	// none).
+	Filters *rank.Narrowing `json:"filters,omitempty"`
 	// Demo is true when the prices come from bundled fixtures (a daemon
 	// started with --demo or --fixtures), not from the providers.
 	Demo bool `json:"demo"`
@@ -109,7 +115,8 @@ func checkParams(q url.Values, allowed ...string) error {
 
 // ParseBestQuery validates /v1/best parameters against the snapshot.
 func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
-	if err := checkParams(q, "workload", "card", "mode", "currency", "max_gpus", "utilization", "available", "include_unfit"); err != nil {
+	if err := checkParams(q, append([]string{"workload", "card", "mode", "currency", "max_gpus", "utilization", "available", "include_unfit"},
+		narrowingParams...)...); err != nil {
 		return BestQuery{}, err
 	}
 	bq := BestQuery{Workload: q.Get("workload"), Card: q.Get("card"), Currency: strings.ToUpper(q.Get("currency"))}
@@ -163,7 +170,8 @@ func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (
 	default:
 		return bq, pricewatch.Errorf(pricewatch.EInvalid, "include_unfit must be true or false, got %q", v)
 	}
-	return bq, nil
+	bq.Narrowing, err = ParseNarrowing(q, knownProviders(snap))
+	return bq, err
 }
 
 func workloadNames(snap *rank.Snapshot) string {
@@ -182,7 +190,11 @@ func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
 	if q.AnyAvailability {
 		resp.Available = "any"
 	}
-	f := rank.Filter{Modes: q.Modes, Card: q.Card, MaxGPUs: q.MaxGPUs, Utilization: q.Utilization, AnyAvailability: q.AnyAvailability}
+	f := rank.Filter{Modes: q.Modes, Card: q.Card, MaxGPUs: q.MaxGPUs, Utilization: q.Utilization, AnyAvailability: q.AnyAvailability,
+		Narrowing: q.Narrowing}
+	if q.Narrowing.Active() {
+		resp.Filters = &q.Narrowing
+	}
 	for _, e := range snap.Best(q.Workload, f) {
 		// e is a copy: the snapshot's entries stay in the base currency.
 		e, err := e.In(snap, q.Currency)
@@ -248,8 +260,8 @@ func (q BestQuery) cacheKey() string {
 	for i, m := range q.Modes {
 		modes[i] = string(m)
 	}
-	return fmt.Sprintf("best|%s|%s|%s|%s|%d|%s|%t|%t", q.Workload, q.Card, q.Currency, strings.Join(modes, ","), q.MaxGPUs,
-		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability, q.IncludeUnfit)
+	return fmt.Sprintf("best|%s|%s|%s|%s|%d|%s|%t|%t|%s", q.Workload, q.Card, q.Currency, strings.Join(modes, ","), q.MaxGPUs,
+		strconv.FormatFloat(q.Utilization, 'g', -1, 64), q.AnyAvailability, q.IncludeUnfit, narrowingKey(q.Narrowing))
 }
 
 // OffersResponse is the /v1/offers answer: a page of offers, cheapest
@@ -296,7 +308,7 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if err := checkParams(q, "card", "source", "mode", "kind", "available", "limit", "cursor"); err != nil {
+	if err := checkParams(q, append([]string{"card", "source", "mode", "kind", "available", "limit", "cursor", "sort"}, narrowingParams...)...); err != nil {
 		return err
 	}
 	oq := rank.OfferQuery{Card: q.Get("card"), Source: q.Get("source"), Limit: 100}
@@ -332,14 +344,24 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 		}
 		oq.Limit = n
 	}
+	if oq.Sort, err = rank.ParseOfferSort(q.Get("sort")); err != nil {
+		return pricewatch.Errorf(pricewatch.EInvalid, "sort: %v", err)
+	}
 	cursor := q.Get("cursor")
 	if cursor != "" {
 		if oq.After, err = rank.ParseOfferCursor(cursor); err != nil {
 			return pricewatch.Errorf(pricewatch.EInvalid, "cursor: %v (pass the next value of the previous page)", err)
 		}
+		if oq.After.Sort != oq.Sort {
+			return pricewatch.Errorf(pricewatch.EInvalid, "cursor: it pages a listing sorted by %s, not %s (pass the same sort as the first page)", oq.After.Sort, oq.Sort)
+		}
 	}
 	snap := v.Snapshot
-	key := fmt.Sprintf("offers|%s|%s|%s|%s|%s|%d|%s", oq.Card, oq.Source, oq.Mode, oq.Kind, oq.Available, oq.Limit, cursor)
+	if oq.Narrowing, err = ParseNarrowing(q, knownProviders(snap)); err != nil {
+		return err
+	}
+	key := fmt.Sprintf("offers|%s|%s|%s|%s|%s|%d|%s|%s|%s", oq.Card, oq.Source, oq.Mode, oq.Kind, oq.Available, oq.Limit, cursor,
+		oq.Sort, narrowingKey(oq.Narrowing))
 	body, err := snap.Memo(key, func() ([]byte, error) {
 		page, total, next := snap.QueryOffers(oq)
 		resp := OffersResponse{Total: total, Count: len(page), Offers: make([]OfferStatus, len(page))}

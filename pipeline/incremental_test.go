@@ -44,7 +44,9 @@ func TestIncrementalRankingMatchesFullRebuild(t *testing.T) {
 		"any":          {AnyAvailability: true, Modes: pricewatch.Modes()},
 		"single":       {MaxGPUs: 1},
 		"monthly-half": {Modes: []pricewatch.Mode{pricewatch.ModeMonthly, pricewatch.ModeOnDemand}, Utilization: 0.5},
-		"runpod":       {Providers: []string{"runpod"}},
+		"runpod":       {Narrowing: rank.Narrowing{Providers: []string{"runpod"}}},
+		"narrowed": {Narrowing: rank.Narrowing{ExcludeProviders: []string{"VAST"}, Interconnects: []string{"nvlink"},
+			MinGPUMemoryGB: 40}},
 	}
 	same := func(step string) {
 		t.Helper()

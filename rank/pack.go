@@ -26,9 +26,16 @@ type Pack struct {
 	counts [][]int
 	// direct are the provider\x00mode pairs the source scrapes itself.
 	direct []string
-	// ix orders the offers for listings (built on first use).
-	ixOnce sync.Once
-	ix     *packIndex
+	// ix orders the offers for listings by price (built on first use);
+	// sorted by the other sort keys, each built when first asked for.
+	ixOnce   sync.Once
+	ix       *packIndex
+	sortedMu sync.Mutex
+	sorted   map[OfferSort]*packIndex
+	// providers are the providers of the pack's offers, sorted (on first
+	// use).
+	provOnce  sync.Once
+	providers []string
 }
 
 type sref struct{ off, n uint32 }

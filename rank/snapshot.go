@@ -119,375 +119,6 @@ type groupBest struct {
 	part, row  int32
 }
 
-// why codes: the exclusion reasons as small numbers.
-var (
-	whyMu    sync.Mutex
-	whyCodes = map[string]uint8{"": 0}
-	whyNames = []string{""}
-)
-
-func whyCode(s string) uint8 {
-	whyMu.Lock()
-	defer whyMu.Unlock()
-	if c, ok := whyCodes[s]; ok {
-		return c
-	}
-	if len(whyNames) >= 255 {
-		return 255
-	}
-	c := uint8(len(whyNames))
-	whyNames = append(whyNames, s)
-	whyCodes[s] = c
-	return c
-}
-
-func whyName(c uint8) string {
-	whyMu.Lock()
-	defer whyMu.Unlock()
-	if int(c) < len(whyNames) {
-		return whyNames[c]
-	}
-	return "other"
-}
-
-var (
-	codeReference   = whyCode(WhyReference)
-	codeUnknown     = whyCode(WhyUnknownCard)
-	codeShared      = whyCode(WhyShared)
-	codeReliability = whyCode(WhyReliability)
-	codeStale       = whyCode(WhyStale)
-	codeDuplicate   = whyCode(WhyDuplicate)
-	codeNoUnit      = whyCode(WhyNoUnit)
-	codeNoRate      = whyCode(WhyNoRate)
-	codeNoProfile   = whyCode(WhyNoProfile)
-	codeUnavailable = whyCode(WhyUnavailable)
-)
-
-// Build ranks offers for each workload. Profiles give tokens/s per card and
-// workload (a measured one wins over published, published over estimated;
-// one measured on the offer or its provider over a card-wide one).
-func Build(offers []pricewatch.Offer, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options) *Snapshot {
-	return BuildPacks(PackOffers(offers), profiles, workloads, cat, opt, nil)
-}
-
-// BuildPacks ranks packs (one per source) for each workload, like Build.
-// Parts of prev (a snapshot built from some of the same packs) are reused
-// where the pack, the inputs and the freshness of its offers are the same,
-// so a run of one source re-ranks only that source.
-func BuildPacks(packs []*Pack, profiles []Profile, workloads []Workload, cat *normalize.Catalog, opt Options, prev *Snapshot) *Snapshot {
-	s := &Snapshot{
-		GeneratedAt: opt.Now, Base: strings.ToUpper(opt.Base), Rates: opt.Rates, StaleAfter: opt.StaleAfter,
-		opt: opt, cat: cat, workloads: map[string]Workload{}, wl: workloads, wlIndex: map[string]int{},
-	}
-	if s.Base == "" {
-		s.Base = "USD"
-	}
-	s.in = &inputs{profiles: profiles, ws: workloads, cat: cat, floor: opt.ReliabilityFloor, base: s.Base, rates: opt.Rates}
-	if prev != nil && prev.in.same(s.in) {
-		s.in = prev.in
-		s.profiles, s.norms, s.Norms = prev.profiles, prev.norms, prev.Norms
-	} else {
-		s.profiles = newProfileSet(profiles)
-		s.norms = map[string]NormCheck{}
-		s.Norms = CheckNorms(profiles, workloads, cat)
-		for _, c := range s.Norms {
-			s.norms[c.Key()] = c
-		}
-	}
-	for i, w := range workloads {
-		s.workloads[w.Name] = w
-		s.wlIndex[w.Name] = i
-	}
-	packs = slices.Clone(packs)
-	slices.SortStableFunc(packs, func(a, b *Pack) int { return strings.Compare(a.source, b.source) })
-	s.direct = map[string]bool{}
-	for _, p := range packs {
-		for _, d := range p.direct {
-			s.direct[d] = true
-		}
-	}
-	old := map[*Pack]*part{}
-	if prev != nil {
-		for _, pt := range prev.parts {
-			old[pt.pack] = pt
-		}
-	}
-	now := unixNanos(opt.Now)
-	s.parts = make([]*part, len(packs))
-	var todo []int
-	for i, p := range packs {
-		s.count += p.Len()
-		if pt, ok := old[p]; ok && pt.valid(s, now) {
-			s.parts[i] = pt
-			continue
-		}
-		todo = append(todo, i)
-	}
-	// A large pack is ranked on two goroutines (by workload); small ones
-	// are not worth it.
-	for _, i := range todo {
-		s.parts[i] = s.rankPart(packs[i])
-	}
-	s.merge()
-	return s
-}
-
-// valid reports whether a part of an earlier snapshot holds for s.
-func (pt *part) valid(s *Snapshot, now int64) bool {
-	if pt.in != s.in || pt.staleAfter != s.opt.StaleAfter[pt.pack.source] || now < pt.from || (pt.until != 0 && now >= pt.until) {
-		return false
-	}
-	for d, v := range pt.deps {
-		if s.direct[d] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// conv converts prices of one currency to the base currency exactly as
-// Rates.Convert does.
-type conv struct {
-	ok, same bool
-	rf, rt   float64
-}
-
-func (s *Snapshot) convOf(cur string) conv {
-	from, to := strings.ToUpper(cur), s.Base
-	if from == to {
-		return conv{ok: true, same: true}
-	}
-	r := s.opt.Rates
-	if r == nil {
-		return conv{}
-	}
-	rf, ok1 := rateOf(r, from)
-	rt, ok2 := rateOf(r, to)
-	if !ok1 || !ok2 {
-		return conv{}
-	}
-	return conv{ok: true, rf: rf, rt: rt}
-}
-
-// rateOf is pricewatch.Rates' rate of an upper-case currency.
-func rateOf(r *pricewatch.Rates, cur string) (float64, bool) {
-	if cur == strings.ToUpper(r.Base) {
-		return 1, true
-	}
-	v, ok := r.Rates[cur]
-	return v, ok && v > 0
-}
-
-func (c conv) apply(v float64) float64 {
-	switch {
-	case !c.ok:
-		return math.NaN()
-	case c.same:
-		return v
-	}
-	return v / c.rf * c.rt
-}
-
-// shape is what a workload's rental and throughput on a row depend on.
-type shape struct {
-	card, counts, rentUnit uint32
-}
-
-type shapeResult struct {
-	done   bool
-	why    uint8
-	gpus   int
-	rental Rental
-	tps    float64
-}
-
-// rankPart ranks one pack for every workload.
-func (s *Snapshot) rankPart(p *Pack) *part {
-	n := len(p.rows)
-	lim := s.opt.StaleAfter[p.source]
-	now := unixNanos(s.opt.Now)
-	pt := &part{pack: p, in: s.in, staleAfter: lim, from: now, deps: map[string]bool{},
-		base: make([]float64, n), why: make([]uint8, n), wl: make([]partWL, len(s.wl))}
-	// Per dict entry: the card, the currency conversion.
-	type cardOf struct {
-		done, ok bool
-		card     pricewatch.Card
-	}
-	cards := make([]cardOf, len(p.dict))
-	convs := make([]*conv, len(p.dict))
-	card := func(i uint32) (pricewatch.Card, bool) {
-		c := &cards[i]
-		if !c.done {
-			c.done = true
-			if id := p.dict[i]; id != "" {
-				c.card, c.ok = s.cat.Card(id)
-			}
-		}
-		return c.card, c.ok
-	}
-	shapes := map[shape]int32{}
-	var shapeList []shape
-	shapeOf := make([]int32, n)
-	// Rows measured on their own provider (or offer) are priced one by one.
-	specific := map[string]bool{}
-	for _, sp := range s.profiles.specific {
-		specific[sp.Provider] = true
-	}
-	for i := range p.rows {
-		r := &p.rows[i]
-		c := convs[r.currency]
-		if c == nil {
-			cv := s.convOf(p.dict[r.currency])
-			c = &cv
-			convs[r.currency] = c
-		}
-		pt.base[i] = c.apply(r.price)
-		stale := lim > 0 && now-r.observedAt > int64(lim)
-		if lim > 0 && !stale {
-			if u := r.observedAt + int64(lim) + 1; pt.until == 0 || u < pt.until {
-				pt.until = u
-			}
-		}
-		provider, mode := p.dict[r.provider], p.dict[r.mode]
-		if p.source != provider {
-			d := provider + "\x00" + mode
-			pt.deps[d] = s.direct[d]
-		}
-		_, known := card(r.card)
-		var why uint8
-		switch {
-		case p.dict[r.kind] == string(pricewatch.KindReference):
-			why = codeReference
-			if p.dict[r.card] != "" && !stale {
-				pt.refs = append(pt.refs, int32(i))
-			}
-		case p.dict[r.card] == "" || !known:
-			why = codeUnknown
-		case r.flags&rowShared != 0:
-			why = codeShared
-		case r.flags&rowHasRel != 0 && r.rel < s.opt.ReliabilityFloor:
-			why = codeReliability
-		case stale:
-			why = codeStale
-		case p.source != provider && s.direct[provider+"\x00"+mode]:
-			why = codeDuplicate
-		case p.dict[r.rentUnit] == "" || len(p.counts[r.counts]) == 0:
-			why = codeNoUnit
-		case math.IsNaN(pt.base[i]):
-			why = codeNoRate
-		}
-		pt.why[i] = why
-		shapeOf[i] = -1
-		if why == 0 && !specific[provider] {
-			sh := shape{r.card, r.counts, r.rentUnit}
-			id, ok := shapes[sh]
-			if !ok {
-				id = int32(len(shapeList))
-				shapes[sh] = id
-				shapeList = append(shapeList, sh)
-			}
-			shapeOf[i] = id
-		}
-	}
-	rankWL := func(wi int) {
-		w := s.wl[wi]
-		res := make([]shapeResult, len(shapeList))
-		pt.wl[wi] = partWL{cost: make([]float64, n), gpus: make([]uint16, n), ex: make([]int32, 32), best: map[uint64]int32{}}
-		wl := &pt.wl[wi]
-		count := func(c uint8) {
-			if int(c) >= len(wl.ex) {
-				wl.ex = append(wl.ex, make([]int32, int(c)-len(wl.ex)+1)...)
-			}
-			wl.ex[c]++
-		}
-		eval := func(r *packRow) shapeResult {
-			cd, _ := card(r.card)
-			prec, ok := PrecisionOn(w, cd)
-			if !ok {
-				return shapeResult{done: true, why: whyCode(prec.Why)}
-			}
-			pr, ok := s.profiles.lookup(p.dict[r.card], w.Name, p.dict[r.provider], p.str(r.offerID))
-			if !ok || pr.TokensPerSecond <= 0 {
-				return shapeResult{done: true, why: codeNoProfile}
-			}
-			o := pricewatch.Offer{GPUCounts: p.counts[r.counts], RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit])}
-			rt, pr, why := RentalFor(w, cd, o, MaxMaxGPUs, pr)
-			if why != "" {
-				return shapeResult{done: true, why: whyCode(why)}
-			}
-			return shapeResult{done: true, rental: rt, gpus: rt.GPUs, tps: rt.TokensPerSecond(pr.TokensPerSecond)}
-		}
-		for i := range p.rows {
-			r := &p.rows[i]
-			wl.cost[i] = math.NaN()
-			if c := pt.why[i]; c != 0 {
-				count(c)
-				continue
-			}
-			var sr shapeResult
-			if id := shapeOf[i]; id >= 0 {
-				if !res[id].done {
-					res[id] = eval(r)
-				}
-				sr = res[id]
-			} else {
-				sr = eval(r)
-			}
-			if sr.why != 0 {
-				count(sr.why)
-				continue
-			}
-			price := pt.base[i]
-			wl.cost[i] = CostPerMillionTokens(price*float64(sr.gpus), sr.tps)
-			wl.gpus[i] = uint16(min(sr.gpus, math.MaxUint16))
-			out := p.dict[r.avail] == string(pricewatch.AvailableNo)
-			if out {
-				count(codeUnavailable) // ranked, but left out of answers by default
-			}
-			g := uint64(r.card)<<32 | uint64(r.mode)<<17 | uint64(wl.gpus[i])<<1
-			if out {
-				g |= 1
-			}
-			if b, ok := wl.best[g]; !ok || pt.lessRow(wi, int32(i), b) {
-				wl.best[g] = int32(i)
-			}
-		}
-	}
-	if n >= 20_000 && len(s.wl) > 1 {
-		var wg sync.WaitGroup
-		half := len(s.wl) / 2
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for wi := half; wi < len(s.wl); wi++ {
-				rankWL(wi)
-			}
-		}()
-		for wi := 0; wi < half; wi++ {
-			rankWL(wi)
-		}
-		wg.Wait()
-	} else {
-		for wi := range s.wl {
-			rankWL(wi)
-		}
-	}
-	return pt
-}
-
-// lessRow orders two rows of the part as less orders their entries: by
-// cost, then price, then key (the source is the same).
-func (pt *part) lessRow(wi int, a, b int32) bool {
-	c := pt.wl[wi].cost
-	if c[a] != c[b] {
-		return c[a] < c[b]
-	}
-	if pt.base[a] != pt.base[b] {
-		return pt.base[a] < pt.base[b]
-	}
-	return pt.pack.Key(int(a)) < pt.pack.Key(int(b))
-}
-
 // lessAt orders rows of two parts as less orders their entries.
 func (s *Snapshot) lessAt(wi int, pa, ra, pb, rb int32) bool {
 	A, B := s.parts[pa], s.parts[pb]
@@ -502,40 +133,6 @@ func (s *Snapshot) lessAt(wi int, pa, ra, pb, rb int32) bool {
 		return A.pack.source < B.pack.source
 	}
 	return A.pack.Key(int(ra)) < B.pack.Key(int(rb))
-}
-
-// merge sums the parts' exclusions and keeps the cheapest row per group.
-func (s *Snapshot) merge() {
-	s.merged = make([]mergedWL, len(s.wl))
-	for wi := range s.wl {
-		m := &s.merged[wi]
-		m.ex = Exclusions{}
-		type gk struct {
-			card, mode string
-			gpus       int
-			out        bool
-		}
-		groups := map[gk]int{}
-		for pi, pt := range s.parts {
-			wl := &pt.wl[wi]
-			for c, n := range wl.ex {
-				if n > 0 {
-					m.ex[whyName(uint8(c))] += int(n)
-				}
-			}
-			p := pt.pack
-			for g, row := range wl.best {
-				r := &p.rows[row]
-				k := gk{p.dict[r.card], p.dict[r.mode], int(g>>1) & 0xffff, g&1 != 0}
-				if j, ok := groups[k]; !ok {
-					groups[k] = len(m.groups)
-					m.groups = append(m.groups, groupBest{card: k.card, mode: k.mode, gpus: k.gpus, out: k.out, part: int32(pi), row: row})
-				} else if gb := &m.groups[j]; s.lessAt(wi, int32(pi), row, gb.part, gb.row) {
-					gb.part, gb.row = int32(pi), row
-				}
-			}
-		}
-	}
 }
 
 // entryAt materializes the entry of a ranked row.
@@ -598,15 +195,15 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 		f.Modes = pricewatch.DefaultModes()
 	}
 	var cands []Entry
-	if len(f.Regions) == 0 && len(f.Providers) == 0 {
+	if !f.Narrowing.Active() {
 		for _, e := range s.groupEntries(wi) {
 			if f.matches(&e) {
 				cands = append(cands, e)
 			}
 		}
 	} else {
-		// Regions and providers are not groups: the cheapest matching row
-		// per card is looked for in every part.
+		// A narrowing is not a group: the cheapest matching row per card is
+		// looked for in every part.
 		best := map[string][2]int32{}
 		s.scan(wi, f, func(pi, row int32) {
 			card := s.parts[pi].pack.dict[s.parts[pi].pack.rows[row].card]
@@ -655,20 +252,19 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 
 func (f *Filter) matches(e *Entry) bool {
 	return slices.Contains(f.Modes, e.Mode) && (f.Card == "" || e.Card == f.Card) && (f.MaxGPUs <= 0 || e.GPUs <= f.MaxGPUs) &&
-		(f.AnyAvailability || e.Available != pricewatch.AvailableNo) &&
-		(len(f.Regions) == 0 || slices.Contains(f.Regions, e.Region)) &&
-		(len(f.Providers) == 0 || slices.Contains(f.Providers, e.Provider))
+		(f.AnyAvailability || e.Available != pricewatch.AvailableNo)
 }
 
 // rowFilter is a Filter resolved against one pack's dict.
 type rowFilter struct {
-	modes, regions, providers map[uint32]bool
-	card                      int64 // dict index, -1 any, -2 none in the pack
-	out                       int64 // dict index of "no", -1 none
+	modes  map[uint32]bool
+	narrow *packNarrowing
+	card   int64 // dict index, -1 any, -2 none in the pack
+	out    int64 // dict index of "no", -1 none
 }
 
-func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
-	rf := rowFilter{card: -1, out: -1}
+func (f *Filter) forPack(p *Pack, cat *normalize.Catalog) (rowFilter, bool) {
+	rf := rowFilter{card: -1, out: -1, narrow: f.Narrowing.forPack(p, cat)}
 	set := func(vals []string) (map[uint32]bool, bool) {
 		if len(vals) == 0 {
 			return nil, true
@@ -687,12 +283,6 @@ func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
 	}
 	var ok bool
 	if rf.modes, ok = set(ms); !ok || len(ms) == 0 {
-		return rf, false
-	}
-	if rf.regions, ok = set(f.Regions); !ok {
-		return rf, false
-	}
-	if rf.providers, ok = set(f.Providers); !ok {
 		return rf, false
 	}
 	if f.Card != "" {
@@ -717,7 +307,7 @@ func (f *Filter) forPack(p *Pack) (rowFilter, bool) {
 // scan calls fn with every ranked row of the workload the filter keeps.
 func (s *Snapshot) scan(wi int, f Filter, fn func(pi, row int32)) {
 	for pi, pt := range s.parts {
-		rf, ok := f.forPack(pt.pack)
+		rf, ok := f.forPack(pt.pack, s.cat)
 		if !ok {
 			continue
 		}
@@ -728,8 +318,7 @@ func (s *Snapshot) scan(wi int, f Filter, fn func(pi, row int32)) {
 			}
 			r := &pt.pack.rows[i]
 			if !rf.modes[r.mode] || (rf.card >= 0 && int64(r.card) != rf.card) || (f.MaxGPUs > 0 && int(wl.gpus[i]) > f.MaxGPUs) ||
-				(!f.AnyAvailability && int64(r.avail) == rf.out) ||
-				(rf.regions != nil && !rf.regions[r.region]) || (rf.providers != nil && !rf.providers[r.provider]) {
+				(!f.AnyAvailability && int64(r.avail) == rf.out) || !rf.narrow.keepRow(r) {
 				continue
 			}
 			fn(int32(pi), int32(i))
@@ -799,7 +388,8 @@ func (s *Snapshot) Ranked(workload, key string, f Filter) bool {
 		return false
 	}
 	e := s.entryAt(wi, pi, row)
-	return f.matches(&e)
+	pt := s.parts[pi].pack
+	return f.matches(&e) && f.Narrowing.forPack(pt, s.cat).keepRow(&pt.rows[row])
 }
 
 // find locates an offer by key: in the part of the source the key names

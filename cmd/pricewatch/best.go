@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
+	"github.com/pricewatch/pricewatch/rank"
 )
 
 func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,6 +32,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	util := fs.String("utilization", "", "committed modes: share of the period used, 0..1 (default 1)")
 	avail := fs.String("available", "", "yes (default: offers not known to be out of stock) or any")
 	unfit := fs.Bool("include-unfit", false, "also list the cards whose offers cannot hold the job, and why in GiB")
+	narrow := registerNarrowing(fs)
 	asJSON := fs.Bool("json", false, "print the JSON the /v1/best endpoint answers")
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address (default: config server.addr)")
 	if err := parse(fs, args); err != nil {
@@ -50,6 +55,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *unfit {
 		q.Set("include_unfit", "true")
 	}
+	narrow(q)
 	var resp *httpapi.BestResponse
 	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
 		snap := p.View().Snapshot
@@ -110,6 +116,9 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 	fmt.Fprintln(w, httpapi.DataLine(r.Demo, r.Data))
 	fmt.Fprintf(w, "Best %s per card, cost per million tokens in %s (%s, ranking of %s)\n",
 		r.Workload, r.Currency, scope, r.GeneratedAt.Format(time.RFC3339))
+	if r.Filters != nil {
+		fmt.Fprintf(w, "Narrowed to %s\n", narrowingLine(*r.Filters))
+	}
 	fmt.Fprintln(w, "Each offer is priced at its rentable unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -137,4 +146,55 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 			fmt.Fprintf(w, "  %s: %s\n", u.Card, u.Reason)
 		}
 	}
+}
+
+// registerNarrowing adds the narrowing flags (the /v1/best and /v1/offers
+// parameters of the same names, with dashes) and returns what sets the
+// given ones on a query.
+func registerNarrowing(fs *flag.FlagSet) func(url.Values) {
+	flags := []struct{ flag, param, usage string }{
+		{"provider", "provider", "only these providers, comma-separated"},
+		{"exclude-provider", "exclude_provider", "leave out these providers, comma-separated"},
+		{"region", "region", "only these source regions, comma-separated (us-east-1, europe-west4)"},
+		{"country", "country", "only offers in these countries, ISO 3166-1 alpha-2, comma-separated (US,DE)"},
+		{"interconnect", "interconnect", "only these GPU link families: nvlink, pcie, infinity-fabric, roce, network"},
+		{"min-gpu-memory", "min_gpu_memory", "only cards with at least this memory per GPU, GB"},
+		{"min-vcpus-per-gpu", "min_vcpus_per_gpu", "only offers stating at least this many vCPUs per GPU"},
+		{"min-ram-gb-per-gpu", "min_ram_gb_per_gpu", "only offers stating at least this much RAM per GPU, GB"},
+	}
+	vals := make([]*string, len(flags))
+	for i, f := range flags {
+		vals[i] = fs.String(f.flag, "", f.usage)
+	}
+	return func(q url.Values) {
+		for i, f := range flags {
+			if *vals[i] != "" {
+				q.Set(f.param, *vals[i])
+			}
+		}
+	}
+}
+
+// narrowingLine says a narrowing in its parameters' own words
+// ("exclude_provider=vast; min_gpu_memory=48").
+func narrowingLine(n rank.Narrowing) string {
+	var parts []string
+	for _, l := range []struct {
+		name string
+		vals []string
+	}{{"provider", n.Providers}, {"exclude_provider", n.ExcludeProviders}, {"region", n.Regions}, {"country", n.Countries},
+		{"interconnect", n.Interconnects}} {
+		if len(l.vals) > 0 {
+			parts = append(parts, l.name+"="+strings.Join(l.vals, ","))
+		}
+	}
+	for _, m := range []struct {
+		name string
+		v    float64
+	}{{"min_gpu_memory", n.MinGPUMemoryGB}, {"min_vcpus_per_gpu", n.MinVCPUsPerGPU}, {"min_ram_gb_per_gpu", n.MinRAMGBPerGPU}} {
+		if m.v > 0 {
+			parts = append(parts, m.name+"="+strconv.FormatFloat(m.v, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -333,13 +333,38 @@ func TestBest_StoreAndRunningDaemon(t *testing.T) {
 	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "nope"}, &out, &errOut); err == nil {
 		t.Error("unknown workload accepted")
 	}
+	// The narrowing flags reach the ranking: no vast row is left, the
+	// table says what it was narrowed to, and a misspelt provider is a
+	// usage error naming the flag's parameter.
+	out.Reset()
+	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "lora-7b", "--exclude-provider", "vast", "--min-gpu-memory", "40", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var narrowed httpapi.BestResponse
+	if err := json.Unmarshal(out.Bytes(), &narrowed); err != nil || len(narrowed.Cards) == 0 || narrowed.Filters == nil {
+		t.Fatalf("best --exclude-provider: %v %s", err, out.String())
+	}
+	for _, c := range narrowed.Cards {
+		if card, _ := normalize.DefaultCatalog().Card(c.Card); c.Provider == "vast" || card.MemoryGB < 40 {
+			t.Errorf("narrowed ranking keeps %s (%s, %s)", c.Key, c.Provider, c.Card)
+		}
+	}
+	out.Reset()
+	if err := Run(t.Context(), []string{"best", "--db", db, "--workload", "lora-7b", "--exclude-provider", "vast"}, &out, &errOut); err != nil ||
+		!strings.Contains(out.String(), "Narrowed to exclude_provider=vast") {
+		t.Errorf("table of a narrowed ranking (%v):\n%s", err, out.String())
+	}
+	err := Run(t.Context(), []string{"best", "--db", db, "--workload", "lora-7b", "--provider", "vastt"}, &out, &errOut)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), `provider: unknown provider "vastt"`) {
+		t.Errorf("misspelt provider: %v (exit %d)", err, exitCode(err))
+	}
 
 	// A daemon holds the file: best says so, or asks the daemon.
 	cfg := writeConfig(t, db, "http://127.0.0.1:1", "@every 1h")
 	d := startServe(t, "--config", cfg, "--demo")
 	waitFor(t, 15*time.Second, "the first scrape", func() bool { return d.sourcesOK(t) })
 	start := time.Now()
-	err := Run(t.Context(), []string{"best", "--config", cfg, "--addr", "127.0.0.1:1", "--workload", "lora-7b"}, &out, &errOut)
+	err = Run(t.Context(), []string{"best", "--config", cfg, "--addr", "127.0.0.1:1", "--workload", "lora-7b"}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "held by a running daemon") {
 		t.Errorf("locked db without a reachable daemon: %v", err)
 	}

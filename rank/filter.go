@@ -1,0 +1,189 @@
+package rank
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
+)
+
+// Narrowing is what a user narrows offers by beyond card, mode and
+// availability, as gpuhunt's and `sky show-gpus`' filters do: who sells,
+// where, and what machine comes with the GPUs. Every list matches
+// case-insensitively; empty fields keep every offer. A minimum on a detail
+// an offer does not state (vCPUs, RAM) drops the offer: "at least 8" is not
+// met by "unknown".
+type Narrowing struct {
+	// Providers keeps offers of these providers only; ExcludeProviders
+	// drops these.
+	Providers        []string `json:"provider,omitempty"`
+	ExcludeProviders []string `json:"exclude_provider,omitempty"`
+	// Regions keeps offers in these source regions; Countries in these
+	// ISO 3166-1 alpha-2 countries (an offer with no known country fails).
+	Regions   []string `json:"region,omitempty"`
+	Countries []string `json:"country,omitempty"`
+	// Interconnects keeps offers whose GPU-to-GPU link is of these families
+	// (LinkFamily): the link the offer states, else the card's own.
+	Interconnects []string `json:"interconnect,omitempty"`
+	// MinGPUMemoryGB keeps cards with at least this memory per GPU (the
+	// catalog's memory_gb).
+	MinGPUMemoryGB float64 `json:"min_gpu_memory,omitempty"`
+	// MinVCPUsPerGPU and MinRAMGBPerGPU keep offers whose stated vCPUs and
+	// RAM divided by their GPUs reach these.
+	MinVCPUsPerGPU float64 `json:"min_vcpus_per_gpu,omitempty"`
+	MinRAMGBPerGPU float64 `json:"min_ram_gb_per_gpu,omitempty"`
+}
+
+// Active reports whether the narrowing drops anything.
+func (n *Narrowing) Active() bool {
+	return len(n.Providers)+len(n.ExcludeProviders)+len(n.Regions)+len(n.Countries)+len(n.Interconnects) > 0 ||
+		n.MinGPUMemoryGB > 0 || n.MinVCPUsPerGPU > 0 || n.MinRAMGBPerGPU > 0
+}
+
+// LinkFamilies are the interconnect families a narrowing names.
+var LinkFamilies = []string{"nvlink", "pcie", "infinity-fabric", "roce", "network"}
+
+// LinkFamily is the family of a link: an offer's stated interconnect
+// ("NVLink", "SXM", "PCIe 4.0") or a links.csv link id ("nvlink4-switch",
+// "pcie4-host", "ifabric-cdna3", "gaudi2-roce"); "" when it names none.
+func LinkFamily(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case s == "":
+		return ""
+	case strings.HasPrefix(s, "nvlink"), strings.HasPrefix(s, "nvswitch"), strings.HasPrefix(s, "sxm"):
+		// An SXM board's GPUs are joined by NVLink: that is what SXM is for.
+		return "nvlink"
+	case strings.HasPrefix(s, "pcie"), strings.HasPrefix(s, "pci"):
+		return "pcie"
+	case strings.HasPrefix(s, "ifabric"), strings.HasPrefix(s, "infinity"), strings.HasPrefix(s, "xgmi"):
+		return "infinity-fabric"
+	case strings.Contains(s, "roce"):
+		return "roce"
+	case strings.HasPrefix(s, "network"), strings.Contains(s, "infiniband"):
+		return "network"
+	}
+	return ""
+}
+
+// Keep reports whether the narrowing keeps an offer (cat resolves its
+// card's memory and link).
+func (n *Narrowing) Keep(o *pricewatch.Offer, cat *normalize.Catalog) bool {
+	if !n.Active() {
+		return true
+	}
+	card, _ := cat.Card(o.Card)
+	return n.keep(o.Provider, o.Region, o.Country, o.Interconnect, card, o.VCPUs, o.RAMGB, o.GPUs)
+}
+
+func (n *Narrowing) keep(provider, region, country, link string, card pricewatch.Card, vcpus, ram float64, gpus int) bool {
+	if len(n.Providers) > 0 && !containsFold(n.Providers, provider) {
+		return false
+	}
+	if containsFold(n.ExcludeProviders, provider) {
+		return false
+	}
+	if len(n.Regions) > 0 && !containsFold(n.Regions, region) {
+		return false
+	}
+	if len(n.Countries) > 0 && !containsFold(n.Countries, country) {
+		return false
+	}
+	if len(n.Interconnects) > 0 {
+		fam := LinkFamily(link)
+		if fam == "" {
+			fam = LinkFamily(card.Link.Name)
+		}
+		if !containsFold(n.Interconnects, fam) {
+			return false
+		}
+	}
+	if n.MinGPUMemoryGB > 0 && card.MemoryGB < n.MinGPUMemoryGB {
+		return false
+	}
+	g := float64(max(gpus, 1))
+	if n.MinVCPUsPerGPU > 0 && vcpus/g < n.MinVCPUsPerGPU {
+		return false
+	}
+	if n.MinRAMGBPerGPU > 0 && ram/g < n.MinRAMGBPerGPU {
+		return false
+	}
+	return true
+}
+
+func containsFold(list []string, s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// packNarrowing is a narrowing applied to one pack's rows, the card of
+// each dict entry looked up once.
+type packNarrowing struct {
+	n      *Narrowing
+	p      *Pack
+	cat    *normalize.Catalog
+	active bool
+	cards  map[uint32]pricewatch.Card
+}
+
+func (n *Narrowing) forPack(p *Pack, cat *normalize.Catalog) *packNarrowing {
+	if cat == nil {
+		cat = normalize.DefaultCatalog()
+	}
+	pn := &packNarrowing{n: n, p: p, cat: cat, active: n.Active()}
+	if pn.active {
+		pn.cards = map[uint32]pricewatch.Card{}
+	}
+	return pn
+}
+
+// keepRow reports whether the narrowing keeps row i of the pack.
+func (pn *packNarrowing) keepRow(r *packRow) bool {
+	if !pn.active {
+		return true
+	}
+	card, ok := pn.cards[r.card]
+	if !ok {
+		card, _ = pn.cat.Card(pn.p.dict[r.card])
+		pn.cards[r.card] = card
+	}
+	d := pn.p.dict
+	return pn.n.keep(d[r.provider], d[r.region], d[r.country], d[r.interconnect], card, r.vcpus, r.ramGB, int(r.gpus))
+}
+
+// Providers lists the providers of the snapshot's offers, sorted: what a
+// provider narrowing can name.
+func (s *Snapshot) Providers() []string {
+	seen := map[string]bool{}
+	for _, pt := range s.parts {
+		for _, p := range pt.pack.providerNames() {
+			seen[p] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func (p *Pack) providerNames() []string {
+	p.provOnce.Do(func() {
+		idx := map[uint32]bool{}
+		for i := range p.rows {
+			idx[p.rows[i].provider] = true
+		}
+		for i := range idx {
+			if p.dict[i] != "" {
+				p.providers = append(p.providers, p.dict[i])
+			}
+		}
+		slices.Sort(p.providers)
+	})
+	return p.providers
+}
