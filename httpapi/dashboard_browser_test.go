@@ -90,7 +90,7 @@ func eval[T any](b *browser, js string) T {
 // texts is the visible text of every node a selector matches.
 func (b *browser) texts(sel string) []string {
 	b.t.Helper()
-	return eval[[]string](b, `Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`), e => e.innerText.trim())`)
+	return eval[[]string](b, `Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`), e => (e.innerText ?? e.textContent).trim())`)
 }
 
 // open loads a path and waits for a selector.
