@@ -155,6 +155,26 @@ func (s *Server) dashboardRoutes() {
 	})
 }
 
+// pageLink is a link to path with the page's query q changed by the
+// key/value pairs kv (an empty value removes the key); q's empty values
+// (a form's unset inputs) are left out.
+func pageLink(path string, q url.Values, kv ...string) string {
+	l := url.Values{}
+	for k, v := range q {
+		if len(v) > 0 && v[0] != "" {
+			l[k] = v
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			l.Del(kv[i])
+		} else {
+			l.Set(kv[i], kv[i+1])
+		}
+	}
+	return path + "?" + l.Encode()
+}
+
 // option is one choice of a selector.
 type option struct {
 	Value, Label string
@@ -302,20 +322,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 		}
 		return c
 	})
-	link := func(kv ...string) string {
-		l := url.Values{}
-		for k, v := range q {
-			l[k] = v
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == "" {
-				l.Del(kv[i])
-			} else {
-				l.Set(kv[i], kv[i+1])
-			}
-		}
-		return "/?" + l.Encode()
-	}
+	link := func(kv ...string) string { return pageLink("/", q, kv...) }
 	for i, c := range cards {
 		offersQ.Set("card", c.Card)
 		st.Rows = append(st.Rows, bestRow{Rank: i + 1, BestCard: c, ChartLink: link("card", c.Card) + "#history",

@@ -45,7 +45,7 @@ func filterFields(q url.Values) []filterField {
 		{Name: "min_gpu_memory", Label: "Min GPU GB", Number: true, Title: "The card's memory, GB, at least"},
 		{Name: "min_vcpus_per_gpu", Label: "Min vCPU/GPU", Number: true, Title: "Offers that do not state vCPUs do not pass"},
 		{Name: "min_ram_gb_per_gpu", Label: "Min RAM GB/GPU", Number: true, Title: "Offers that do not state RAM do not pass"},
-		{Name: "interconnect", Label: "Interconnect", Placeholder: "any", Title: "Link families, comma-separated: nvlink, pcie, infinity-fabric"},
+		{Name: "interconnect", Label: "Interconnect", Placeholder: "any", Title: "Link families, comma-separated: nvlink, pcie, infinity-fabric, roce, network (the offer's stated link, else the card's)"},
 	}
 	for i := range fs {
 		fs[i].Value = q.Get(fs[i].Name)
@@ -163,23 +163,7 @@ func (s *Server) dashboardOffers(w http.ResponseWriter, r *http.Request) error {
 	for i, o := range resp.Offers {
 		st.Rows = append(st.Rows, offerRow{OfferStatus: o, N: st.From + i})
 	}
-	link := func(kv ...string) string {
-		l := url.Values{}
-		for k, v := range q {
-			if v[0] != "" {
-				l[k] = v
-			}
-		}
-		l.Set("card", st.Card)
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] == "" {
-				l.Del(kv[i])
-			} else {
-				l.Set(kv[i], kv[i+1])
-			}
-		}
-		return "/offers?" + l.Encode()
-	}
+	link := func(kv ...string) string { return pageLink("/offers", q, append([]string{"card", st.Card}, kv...)...) }
 	if resp.Next != "" {
 		st.NextLink = link("cursor", resp.Next, "from", strconv.Itoa(st.To+1))
 	}
