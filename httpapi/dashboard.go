@@ -91,7 +91,13 @@ type page struct {
 
 func (p page) NavLink(to string) string {
 	q := url.Values{}
-	for _, k := range []string{"workload", "currency", "mode", "max_gpus"} {
+	keys := []string{"workload", "currency", "mode", "max_gpus"}
+	// The ranking and the offer browser take the same filters: going from
+	// one to the other keeps them.
+	if to == "/" || to == "/offers" {
+		keys = append(keys, filterParams...)
+	}
+	for _, k := range keys {
 		if v := p.Query.Get(k); v != "" {
 			q.Set(k, v)
 		}

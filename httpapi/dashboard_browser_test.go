@@ -117,9 +117,15 @@ func (b *browser) loaded(want string) string {
 	return ""
 }
 
-func (b *browser) screenshot(name string) {
+// screenshot writes the whole page as PNG; viewport only the window's
+// part (a long page such as the API reference).
+func (b *browser) screenshot(name string) { b.t.Helper(); b.shot(name, chromedp.FullScreenshot(100)) }
+
+func (b *browser) viewport(name string) { b.t.Helper(); b.shot(name, chromedp.CaptureScreenshot()) }
+
+func (b *browser) shot(name string, a chromedp.Action[[]byte]) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(b.ctx, a)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -219,5 +225,5 @@ func TestDashboardBrowser_APIReference(t *testing.T) {
 			t.Errorf("GET /v1/best's section lacks %q: %.600s", want, best)
 		}
 	}
-	b.screenshot("api.png")
+	b.viewport("api.png")
 }

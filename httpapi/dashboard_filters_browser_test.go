@@ -130,6 +130,10 @@ func TestDashboardBrowser_Ranking(t *testing.T) {
 	if l := eval[string](b, `document.querySelector("#best a.offers-link").href`); !strings.Contains(l, "/offers?") || !strings.Contains(l, "provider=runpod") {
 		t.Errorf("offers link %s lacks the filter", l)
 	}
+	// The navigation's Offers link keeps the filter.
+	if l := eval[string](b, `document.querySelector("nav a[href^='/offers']").href`); !strings.Contains(l, "provider=runpod") {
+		t.Errorf("nav's Offers link %s drops the filter", l)
+	}
 	// The shared link shows the same filtered table.
 	b.open(strings.TrimPrefix(loc, b.base), `#best tbody tr[data-card]`)
 	if got := b.texts(`#best tbody tr[data-card] td:nth-child(7)`); strings.Join(got, "|") != strings.Join(srcs, "|") {
