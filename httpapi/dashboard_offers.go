@@ -1,10 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -136,8 +136,12 @@ func (s *Server) dashboardOffers(w http.ResponseWriter, r *http.Request) error {
 		api.Del("mode")
 	}
 	st.APILink = "/v1/offers?" + api.Encode()
-	rec := httptest.NewRecorder()
-	if err := s.offers(rec, httptest.NewRequestWithContext(r.Context(), http.MethodGet, st.APILink, nil)); err != nil {
+	rec := &bufferWriter{header: http.Header{}}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, st.APILink, nil)
+	if err != nil {
+		return fmt.Errorf("offer browser: %w", err)
+	}
+	if err := s.offers(rec, req); err != nil {
 		// A bad filter is shown above the form that set it.
 		pe, ok := err.(*pricewatch.Error)
 		if !ok {
@@ -147,7 +151,7 @@ func (s *Server) dashboardOffers(w http.ResponseWriter, r *http.Request) error {
 		return render(w, "offers", statusOf(err), st)
 	}
 	var resp OffersResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+	if err := json.Unmarshal(rec.Bytes(), &resp); err != nil {
 		return fmt.Errorf("offer browser: read /v1/offers: %w", err)
 	}
 	st.From = 1
@@ -185,3 +189,13 @@ func (s *Server) dashboardOffers(w http.ResponseWriter, r *http.Request) error {
 	}
 	return render(w, "offers", http.StatusOK, st)
 }
+
+// bufferWriter keeps what a handler answers, for a page built on an API
+// handler's JSON.
+type bufferWriter struct {
+	bytes.Buffer
+	header http.Header
+}
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+func (b *bufferWriter) WriteHeader(int)     {}
