@@ -161,5 +161,5 @@ func TestDashboardBrowser_Ranking(t *testing.T) {
 			}
 		}
 	}
-	b.screenshot("chart.png")
+	b.shot("chart.png", chromedp.Screenshot(chromedp.CSS(`#history`)))
 }
