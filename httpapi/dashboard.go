@@ -270,7 +270,19 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	st.Filters = filterFields(q)
+	for _, n := range snap.WorkloadNames() {
+		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
+	}
+	st.Modes = options(st.Mode, modeChoices()...)
+	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
+	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
+	st.Avail = options(st.Available, "", "not out of stock", "any", "any, out of stock included")
 	query, err := ParseBestQuery(bq, snap, normalize.DefaultCatalog())
+	if pe, ok := err.(*pricewatch.Error); ok && pe.Code == pricewatch.EInvalid {
+		// A bad selection or filter is shown above the form that set it.
+		st.Error = pe.Message
+		return render(w, "best", statusOf(err), st)
+	}
 	if err != nil {
 		return renderError(w, "best", q, err)
 	}
@@ -358,15 +370,6 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Columns = append(st.Columns, sortColumn{Key: col.key, Label: col.label, Link: link("sort", col.key, "order", order), Arrow: arrow, Numeric: col.numeric})
 	}
-	var wl []string
-	wl = append(wl, snap.WorkloadNames()...)
-	for _, n := range wl {
-		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
-	}
-	st.Modes = options(st.Mode, modeChoices()...)
-	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
-	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
-	st.Avail = options(st.Available, "", "not out of stock", "any", "any, out of stock included")
 
 	// The history chart of one card (the first row's unless asked).
 	if st.Card == "" && len(st.Rows) > 0 {

@@ -40,3 +40,20 @@ func TestDashboard_OffersAndAPIWithoutJavaScript(t *testing.T) {
 		t.Errorf("/api: %d\n%.1500s", code, body)
 	}
 }
+
+// A filter the API rejects is a 400 page that names it above the form
+// holding it, on the ranking and the offer browser alike. Before: the
+// ranking's was an error page without the form.
+func TestDashboard_BadFilterKeepsTheForm(t *testing.T) {
+	h := newPlanHarness(t, "")
+	for _, tc := range []struct{ target, form string }{
+		{"/?workload=lora-7b&provider=nosuch", `id="best-form"`},
+		{"/offers?card=L40S&provider=nosuch", `id="offers-form"`},
+	} {
+		code, body := h.page(t, tc.target)
+		if code != 400 || !strings.Contains(body, `class="error"`) || !strings.Contains(body, "provider") ||
+			!strings.Contains(body, tc.form) || !strings.Contains(body, `name="provider" value="nosuch"`) {
+			t.Errorf("%s: %d\n%.2500s", tc.target, code, body)
+		}
+	}
+}
