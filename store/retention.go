@@ -30,6 +30,9 @@ type CompactStats struct {
 	Days    int `json:"days"`
 	// IndexPruned change-index entries older than the cutoff were removed.
 	IndexPruned int `json:"index_pruned"`
+	// SeriesPruned best-series points older than the cutoff were removed
+	// (the last of each sub-series before it stays).
+	SeriesPruned int `json:"series_pruned"`
 }
 
 // compactBatch bounds one transaction of Compact (raw rows rolled up).
@@ -66,6 +69,14 @@ func (s *Store) Compact(now time.Time, window time.Duration) (CompactStats, erro
 		if err != nil {
 			return st, fmt.Errorf("compact change index: %w", err)
 		}
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		n, err := compactSeries(tx, cut)
+		st.SeriesPruned = n
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("compact best series: %w", err)
 	}
 	return st, nil
 }
