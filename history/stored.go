@@ -9,8 +9,9 @@ import (
 	"github.com/pricewatch/pricewatch/store"
 )
 
-// StoredInput is what FromStored merges: one card's and workload's stored
-// points (store.BestSeries), the filter and the answer's bounds.
+// StoredInput is what FromStored merges: one card's (or every card's) and
+// one workload's stored points (store.BestSeries), the filter and the
+// answer's bounds.
 type StoredInput struct {
 	Meta   store.SeriesMeta
 	Points []store.SeriesPoint
@@ -26,12 +27,13 @@ type StoredInput struct {
 }
 
 // Serves reports whether the stored series answers a filter exactly as
-// Series computes it from the rows: the stored series holds any source and
+// Series computes it from the rows: priced with today's workloads and
+// profiles (no profile written since a run checked them); the stored series holds any source and
 // mode, not a GPU limit or out-of-stock offers, and only from its start
 // (or from the history's start when none is missing).
-func (in StoredInput) Serves(f Filter, fingerprint string) bool {
+func (in StoredInput) Serves(f Filter) bool {
 	m := in.Meta
-	return m.Live && m.Fingerprint == fingerprint && f.MaxGPUs == 0 && !f.AnyAvailability &&
+	return m.Live && m.Current && f.MaxGPUs == 0 && !f.AnyAvailability &&
 		(m.Real || in.Since.After(m.Start))
 }
 
@@ -45,7 +47,7 @@ func FromStored(in StoredInput) (pts []Point, ok bool) {
 	if len(modes) == 0 {
 		modes = pricewatch.DefaultModes()
 	}
-	type sub struct{ mode, cur, source string }
+	type sub struct{ card, mode, cur, source string }
 	state := map[sub]store.SeriesPoint{}
 	pick := func(p store.SeriesPoint) bool {
 		return (in.Source == "" || p.Source == in.Source) && slices.Contains(modes, p.Mode)
@@ -58,7 +60,7 @@ func FromStored(in StoredInput) (pts []Point, ok bool) {
 		hit := false
 		for ; i < len(ps) && ps[i].At.Equal(at); i++ {
 			if pick(ps[i]) {
-				state[sub{string(ps[i].Mode), ps[i].Currency, ps[i].Source}] = ps[i]
+				state[sub{ps[i].Card, string(ps[i].Mode), ps[i].Currency, ps[i].Source}] = ps[i]
 				hit = true
 			}
 		}

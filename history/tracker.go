@@ -82,6 +82,9 @@ func Fingerprint(workloads []rank.Workload, profiles []rank.Profile) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// Fingerprint implements store.SeriesTracker.
+func (t *Tracker) Fingerprint() string { return t.fp }
+
 // Reset implements store.SeriesTracker.
 func (t *Tracker) Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Profile) {
 	t.fp = Fingerprint(t.workloads, profiles)

@@ -54,18 +54,11 @@ type HistoryResponse struct {
 	Stored bool `json:"-"`
 }
 
-// SeriesBackend is the part of a HistoryBackend that names the workloads
-// the stored best series is kept for (the pipeline is one).
-type SeriesBackend interface {
-	Workloads() []rank.Workload
-}
-
 // storedHistory answers from the stored best series; ok is false when it
 // cannot answer the query exactly.
-func storedHistory(ctx context.Context, hb HistoryBackend, q HistoryQuery, f history.Filter, profiles []rank.Profile,
+func storedHistory(ctx context.Context, hb HistoryBackend, q HistoryQuery, f history.Filter,
 	convert func(float64, string) (float64, bool)) ([]history.Point, bool, error) {
-	sb, ok := hb.(SeriesBackend)
-	if !ok || f.MaxGPUs != 0 || f.AnyAvailability {
+	if f.MaxGPUs != 0 || f.AnyAvailability {
 		return nil, false, nil
 	}
 	meta, points, err := hb.Store().BestSeries(ctx, q.Card, q.Workload, q.Until)
@@ -74,7 +67,7 @@ func storedHistory(ctx context.Context, hb HistoryBackend, q HistoryQuery, f his
 	}
 	in := history.StoredInput{Meta: meta, Points: points, Modes: q.Modes, Source: q.Source, Convert: convert,
 		Since: q.Since, Until: q.Until, Step: q.Step, Before: q.Before}
-	if !in.Serves(f, history.Fingerprint(sb.Workloads(), profiles)) {
+	if !in.Serves(f) {
 		return nil, false, nil
 	}
 	pts, ok := history.FromStored(in)
@@ -170,11 +163,6 @@ func parseWhen(field, v string, at time.Time) (time.Time, error) {
 // store's rows.
 func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
 	f := history.Filter{Card: q.Card, Modes: q.Modes, Source: q.Source, MaxGPUs: q.MaxGPUs, AnyAvailability: q.AnyAvailability}
-	profiles, err := hb.Profiles()
-	if err != nil {
-		return nil, err
-	}
-	w, _ := snap.Workload(q.Workload)
 	if q.Currency != snap.Base && !snap.Rates.Has(q.Currency) {
 		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "no exchange rates yet to price in %s", q.Currency)
 	}
@@ -182,11 +170,16 @@ func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q Hist
 		x, err := snap.Rates.Convert(v, cur, q.Currency)
 		return x, err == nil
 	}
-	pts, stored, err := storedHistory(ctx, hb, q, f, profiles, convert)
+	pts, stored, err := storedHistory(ctx, hb, q, f, convert)
 	if err != nil {
 		return nil, err
 	}
 	if !stored {
+		profiles, err := hb.Profiles()
+		if err != nil {
+			return nil, err
+		}
+		w, _ := snap.Workload(q.Workload)
 		from, err := hb.Store().HistoryFrom()
 		if err != nil {
 			return nil, err

@@ -14,6 +14,68 @@ import (
 	"github.com/pricewatch/pricewatch/store"
 )
 
+// BenchmarkHistoryWeek100k serves the demo fixtures plus 100k Vast offers
+// with a week of 10-minute runs each moving 1% of the prices (1008 runs)
+// and times /v1/history for RTX-4090, the busiest card, over the week (the
+// default range) and over a day (issue 20: at most 50 ms), from the
+// stored series, next to /v1/best. It reports the bytes the stored series
+// holds per run. Its setup records the 1008 runs (minutes).
+func BenchmarkHistoryWeek100k(b *testing.B) {
+	env := pipelinetest.New(b, nil, nil)
+	env.Round(b)
+	t0 := env.Now()
+	cur, err := scaletest.Offers(50_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const runs = 1008
+	before, err := env.Store.BestSeriesBytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := scaletest.ChangeRuns(cur, t0, runs, 0.01, func(at time.Time, offers []pricewatch.Offer) error {
+		for i := range offers {
+			offers[i].ObservedAt = at
+		}
+		_, err := env.Store.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	after, err := env.Store.BestSeriesBytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := t0.Add((runs + 1) * 10 * time.Minute)
+	b.Cleanup(httpapi.SetNow(func() time.Time { return end }))
+	env.Advance(end.Sub(env.Now()))
+	if err := env.Pipeline.Rebuild(); err != nil {
+		b.Fatal(err)
+	}
+	h := newHarnessOn(b, env)
+	for _, c := range []struct{ name, target string }{
+		{"best", "/v1/best?workload=lora-7b"},
+		{"history-7d", "/v1/history?card=RTX-4090&workload=lora-7b&since=7d"},
+		{"history-1d", "/v1/history?card=RTX-4090&workload=lora-7b&since=1d"},
+		{"history-7d-1h", "/v1/history?card=RTX-4090&workload=lora-7b&since=7d&step=1h"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", c.target, rec.Code, rec.Body)
+				}
+				if c.name != "best" && rec.Header().Get("X-Pricewatch-History") != "stored" {
+					b.Fatalf("%s: answered from the %s path", c.target, rec.Header().Get("X-Pricewatch-History"))
+				}
+			}
+			b.ReportMetric(float64(after-before)/runs, "series-bytes/run")
+		})
+	}
+}
+
 // BenchmarkHistoryVsBest100k serves the demo fixtures plus 100k Vast
 // offers (50k bundles) with 16 runs each moving 1% of the prices, and
 // times /v1/history for RTX-4090 (the busiest card), the dashboard with

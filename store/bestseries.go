@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,26 @@ type SeriesMeta struct {
 	Start       time.Time `json:"start,omitzero"`
 	Real        bool      `json:"real"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
+	// ProfilesSeq is the profiles' write count when the fingerprint was
+	// last checked: a profile written since may reprice the history, so
+	// the series answers only once a run (or a restart) checked it again.
+	ProfilesSeq uint64 `json:"profiles_seq"`
+	// Current: ProfilesSeq is the store's (set by BestSeries).
+	Current bool `json:"-"`
+}
+
+var kProfileSeq = []byte("profiles_seq")
+
+// bumpProfileSeq counts a write of the profiles.
+func bumpProfileSeq(tx *bolt.Tx) error {
+	return tx.Bucket(bMeta).Put(kProfileSeq, binary.BigEndian.AppendUint64(nil, profileSeq(tx)+1))
+}
+
+func profileSeq(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(bMeta).Get(kProfileSeq); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
 }
 
 // Written is one history row a run wrote: the offer as stored (a vanished
@@ -81,6 +102,8 @@ type SeriesPoint struct {
 type SeriesTracker interface {
 	// Reset replaces the state with the stored offers.
 	Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Profile)
+	// Fingerprint names what the state is priced with.
+	Fingerprint() string
 	// Apply applies one run's rows and returns the fingerprint of what
 	// prices are computed with (workloads and profiles); a fingerprint
 	// other than the one it had means Reset is due.
@@ -103,13 +126,21 @@ type seriesHook struct {
 func (s *Store) TrackSeries(tr SeriesTracker, enabled []string) error {
 	s.series.mu.Lock()
 	defer s.series.mu.Unlock()
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		ps, err := profilesIn(tx)
 		if err != nil {
 			return err
 		}
 		tr.Reset(storedOffers(tx), ps)
-		return nil
+		m, err := readBestMeta(tx)
+		if err != nil {
+			return err
+		}
+		if m.Live && m.Fingerprint != tr.Fingerprint() {
+			m.Live = false // priced otherwise now: the next run starts it again
+		}
+		m.ProfilesSeq = profileSeq(tx)
+		return putJSON(bucket(tx, bBest), kBestMeta, m)
 	})
 	if err != nil {
 		return fmt.Errorf("load the best series: %w", err)
@@ -229,6 +260,7 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 	if err := writePoints(tx, b, h.tr.Points(pat, all)); err != nil {
 		return err
 	}
+	m.ProfilesSeq = profileSeq(tx)
 	return putJSON(b, kBestMeta, m)
 }
 
@@ -382,8 +414,8 @@ func (s *Store) HistoryFrom() (time.Time, error) {
 }
 
 // BestSeries reads, in one transaction, the meta and every stored point of
-// a card and workload up to until, oldest first. It stops with ctx's error
-// when ctx ends.
+// a card (every card with "") and workload up to until, oldest first. It
+// stops with ctx's error when ctx ends.
 func (s *Store) BestSeries(ctx context.Context, card, workload string, until time.Time) (SeriesMeta, []SeriesPoint, error) {
 	var m SeriesMeta
 	var out []SeriesPoint
@@ -395,27 +427,40 @@ func (s *Store) BestSeries(ctx context.Context, card, workload string, until tim
 		if m, err = readBestMeta(tx); err != nil || !m.Live {
 			return err
 		}
+		m.Current = m.ProfilesSeq == profileSeq(tx)
 		r := newHistReader(tx)
-		prefix := append(append(append(append([]byte{}, card...), 0), workload...), 0)
-		end := binary.BigEndian.AppendUint64(append([]byte{}, prefix...), uint64(until.UnixNano())+1)
+		var prefix []byte
+		if card != "" {
+			prefix = append(append([]byte(card), 0), workload...)
+		}
 		c := bucket(tx, bBest).Cursor()
 		n := 0
-		for k, v := c.Seek(prefix); k != nil && bytes.Compare(k, end) < 0; k, v = c.Next() {
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			if n++; n%ctxEvery == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			rest := k[len(prefix):]
-			if len(rest) < 8 {
+			parts := bytes.SplitN(k, []byte{0}, 3)
+			if len(parts) != 3 || string(parts[1]) != workload || len(parts[2]) < 8 {
+				if card != "" && len(parts) == 3 && string(parts[1]) != workload {
+					break // past the workload (a longer name shares the prefix)
+				}
 				continue
 			}
-			parts := bytes.SplitN(rest[8:], []byte{0}, 3)
-			if len(parts) != 3 {
+			at := keyTime(parts[2][:8])
+			if at.After(until) {
+				if card != "" {
+					break
+				}
+				continue
+			}
+			sub := bytes.SplitN(parts[2][8:], []byte{0}, 3)
+			if len(sub) != 3 {
 				return fmt.Errorf("best series key %q: malformed", k)
 			}
-			p := SeriesPoint{At: keyTime(rest[:8]), Card: card, Workload: workload, Mode: pricewatch.Mode(parts[0]),
-				Currency: string(parts[1]), Source: string(parts[2])}
+			p := SeriesPoint{At: at, Card: string(parts[0]), Workload: workload, Mode: pricewatch.Mode(sub[0]),
+				Currency: string(sub[1]), Source: string(sub[2])}
 			if err := r.decodePoint(v, &p); err != nil {
 				return fmt.Errorf("best series %q: %w", k, err)
 			}
@@ -423,6 +468,9 @@ func (s *Store) BestSeries(ctx context.Context, card, workload string, until tim
 		}
 		return nil
 	})
+	if card == "" {
+		slices.SortStableFunc(out, func(a, b SeriesPoint) int { return a.At.Compare(b.At) })
+	}
 	return m, out, err
 }
 
@@ -462,4 +510,16 @@ func compactSeries(tx *bolt.Tx, cut time.Time) (int, error) {
 	}
 	m.Start, m.Real = cut, false
 	return len(dels), putJSON(b, kBestMeta, m)
+}
+
+// BestSeriesBytes is the size of the stored best series' pages in use (a
+// size figure for benchmarks).
+func (s *Store) BestSeriesBytes() (int, error) {
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		st := bucket(tx, bBest).Stats()
+		n = st.LeafInuse + st.BranchInuse + st.InlineBucketInuse
+		return nil
+	})
+	return n, err
 }

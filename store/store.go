@@ -865,6 +865,9 @@ func profileKey(p rank.Profile) []byte {
 // provider and offer.
 func (s *Store) PutProfile(p rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
 	})
 }
@@ -886,6 +889,9 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 			return nil
 		}
 		ok = true
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		return b.Delete(k)
 	})
 	return ok, err
@@ -895,6 +901,9 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 // overwriting a user's measured one, and drops seeds no longer produced.
 func (s *Store) SeedProfiles(ps []rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		b := bucket(tx, bProfiles)
 		want := map[string]bool{}
 		for _, p := range ps {
