@@ -26,7 +26,9 @@ type storedFixture struct {
 
 var storedSources = []string{"a", "b", "c"}
 
-func newStoredFixture(t *testing.T, seed uint64, runs int) storedFixture {
+// trackFrom is the run from which the store keeps the series (0: from the
+// database's creation; later: a database from before the series).
+func newStoredFixture(t *testing.T, seed uint64, runs, trackFrom int) storedFixture {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "h.db"), store.Options{NoSync: true})
 	if err != nil {
@@ -45,8 +47,13 @@ func newStoredFixture(t *testing.T, seed uint64, runs int) storedFixture {
 			}
 		}
 	}
-	if err := st.TrackSeries(NewTracker(ws, normalize.DefaultCatalog()), storedSources); err != nil {
-		t.Fatal(err)
+	track := func() {
+		if err := st.TrackSeries(NewTracker(ws, normalize.DefaultCatalog()), storedSources); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if trackFrom == 0 {
+		track()
 	}
 	r := rand.New(rand.NewPCG(seed, 7))
 	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
@@ -71,6 +78,9 @@ func newStoredFixture(t *testing.T, seed uint64, runs int) storedFixture {
 	// of landing (a run that started earlier may land later).
 	last := map[string]time.Time{}
 	for run := range runs {
+		if run == trackFrom && run > 0 {
+			track()
+		}
 		order := slices.Clone(storedSources)
 		if run > 0 {
 			r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -143,14 +153,39 @@ func (f storedFixture) computed(t *testing.T, in StoredInput, card string, w ran
 // ties happen, offers vanishing and coming back, out of stock, a second
 // currency converted and one with no rate, runs landing out of their
 // start order) for every parameter set the stored series serves: each
-// card (and every card, the digest's default watches) and workload, default and single modes, all sources and one,
-// ranges starting anywhere, a step, the carried first point.
+// card (and every card, the digest's default watches) and workload,
+// default and single modes, all sources and one, ranges starting
+// anywhere, a step, the carried first point.
 // It failed with the carried first point missing when another
 // sub-series' point followed the last selected one before since (fixed in
 // FromStored), and, with one sub-series per card, mode and currency across
 // sources, with points mixing a late-landing run's offers into the times
 // before it (why each source has its own sub-series).
 func TestStoredSeries_EqualsComputed(t *testing.T) {
+	for seed := range uint64(12) {
+		compareStored(t, newStoredFixture(t, seed, 30, 0), seed, true)
+	}
+}
+
+// TestStoredSeries_OlderDatabase: a database that had history before the
+// series existed keeps its history unclamped, and the series starts at the
+// first run after it is tracked: it serves only ranges after that start,
+// and those equal the computed series.
+func TestStoredSeries_OlderDatabase(t *testing.T) {
+	for seed := range uint64(6) {
+		f := newStoredFixture(t, seed, 30, 12)
+		m, err := f.st.BestSeriesMeta()
+		if err != nil || !m.Live || m.Real || !m.HistoryFrom.IsZero() || m.Start.Before(f.t0.Add(12*10*time.Minute)) {
+			t.Fatalf("seed %d: meta %+v (%v): want live from run 12 on, not real, no history start", seed, m, err)
+		}
+		compareStored(t, f, seed, false)
+	}
+}
+
+// compareStored compares random queries of the stored series with the
+// computed ones; all says every query must be served.
+func compareStored(t *testing.T, f storedFixture, seed uint64, all bool) {
+	t.Helper()
 	convert := func(v float64, cur string) (float64, bool) {
 		switch cur {
 		case "USD":
@@ -160,35 +195,89 @@ func TestStoredSeries_EqualsComputed(t *testing.T) {
 		}
 		return 0, false
 	}
-	for seed := range uint64(12) {
-		f := newStoredFixture(t, seed, 30)
-		r := rand.New(rand.NewPCG(seed, 9))
-		for q := range 36 {
-			card := []string{"RTX-4090", "L40S", ""}[q%3]
-			w := f.workloads[(q/2)%2]
-			in := StoredInput{Modes: [][]pricewatch.Mode{nil, {"ondemand"}, {"spot", "reserved-1y"}}[r.IntN(3)],
-				Convert: convert, Since: f.t0.Add(time.Duration(r.IntN(300)-10) * time.Minute), Before: r.IntN(2) == 0}
-			in.Until = in.Since.Add(time.Duration(1+r.IntN(300)) * time.Minute)
-			if r.IntN(3) == 0 {
-				in.Source = storedSources[r.IntN(3)]
-			}
-			if r.IntN(4) == 0 {
-				in.Step = time.Hour
-			}
-			meta, pts, err := f.st.BestSeries(context.Background(), card, w.Name, in.Until)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in.Meta, in.Points = meta, pts
-			if !in.Serves(Filter{Card: card}) {
+	r := rand.New(rand.NewPCG(seed, 9))
+	served := 0
+	for q := range 36 {
+		card := []string{"RTX-4090", "L40S", ""}[q%3]
+		w := f.workloads[(q/2)%2]
+		in := StoredInput{Modes: [][]pricewatch.Mode{nil, {"ondemand"}, {"spot", "reserved-1y"}}[r.IntN(3)],
+			Convert: convert, Since: f.t0.Add(time.Duration(r.IntN(300)-10) * time.Minute), Before: r.IntN(2) == 0}
+		in.Until = in.Since.Add(time.Duration(1+r.IntN(300)) * time.Minute)
+		if r.IntN(3) == 0 {
+			in.Source = storedSources[r.IntN(3)]
+		}
+		if r.IntN(4) == 0 {
+			in.Step = time.Hour
+		}
+		meta, pts, err := f.st.BestSeries(context.Background(), card, w.Name, in.Until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Meta, in.Points = meta, pts
+		if !in.Serves(Filter{Card: card}) {
+			if all {
 				t.Fatalf("seed %d: the stored series does not serve %+v (meta %+v)", seed, in, meta)
 			}
-			got, ok := FromStored(in)
-			want := f.computed(t, in, card, w)
-			if !ok || !reflect.DeepEqual(got, want) {
-				t.Fatalf("seed %d query %d (%s %s modes %v source %q since %s until %s step %s before %t): ok %t\n got %s\nwant %s",
-					seed, q, card, w.Name, in.Modes, in.Source, in.Since.Format("15:04"), in.Until.Format("15:04"), in.Step, in.Before, ok, show(got), show(want))
-			}
+			continue
 		}
+		got, ok := FromStored(in)
+		if !ok && !all {
+			continue
+		}
+		served++
+		want := f.computed(t, in, card, w)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d query %d (%s %s modes %v source %q since %s until %s step %s before %t): ok %t\n got %s\nwant %s",
+				seed, q, card, w.Name, in.Modes, in.Source, in.Since.Format("15:04"), in.Until.Format("15:04"), in.Step, in.Before, ok, show(got), show(want))
+		}
+	}
+	if served == 0 {
+		t.Errorf("seed %d: no query served", seed)
+	}
+}
+
+// TestStoredSeries_Compacted: Compact drops the stored points older than
+// store.SeriesRetention but the last of each sub-series (the state then)
+// and moves the series' start to its cut, after which the stored series
+// no longer claims ranges that need what it dropped: a range from before
+// the cut, or a carried first point from before it.
+func TestStoredSeries_Compacted(t *testing.T) {
+	f := newStoredFixture(t, 3, 30, 0)
+	ctx := context.Background()
+	_, before, err := f.st.BestSeries(ctx, "RTX-4090", "lora-7b", f.end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := map[string]bool{}
+	for _, p := range before {
+		subs[string(p.Mode)+"/"+p.Currency+"/"+p.Source] = true
+	}
+	now := f.t0.Add(40 * 24 * time.Hour)
+	st, err := f.st.Compact(now, 60*24*time.Hour) // the raw window keeps the rows; the series its 32 days
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, after, err := f.st.BestSeries(ctx, "RTX-4090", "lora-7b", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(subs) || len(before) <= len(subs) || st.SeriesPruned == 0 {
+		t.Fatalf("%d points before, %d after for %d sub-series (pruned %d)", len(before), len(after), len(subs), st.SeriesPruned)
+	}
+	cut := now.Add(-store.SeriesRetention).Truncate(24 * time.Hour)
+	if !meta.Start.Equal(cut) || meta.Real {
+		t.Fatalf("meta after compaction %+v, want start %s, not real", meta, cut)
+	}
+	in := StoredInput{Meta: meta, Points: after, Convert: func(v float64, _ string) (float64, bool) { return v, true },
+		Since: cut.Add(-time.Hour), Until: now}
+	if in.Serves(Filter{Card: "RTX-4090"}) {
+		t.Error("serves a range from before the cut")
+	}
+	in.Since, in.Before = cut.Add(time.Hour), true
+	if !in.Serves(Filter{Card: "RTX-4090"}) {
+		t.Error("does not serve a range after the cut")
+	}
+	if _, ok := FromStored(in); ok {
+		t.Error("answers a carried first point from before the cut")
 	}
 }

@@ -240,9 +240,14 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 		h.tr.Points(at, false) // the history has not started: nothing kept
 		return putJSON(b, kBestMeta, m)
 	}
+	// A run that started before the history's start, or before the series'
+	// start (its seed), but landed after it counts as of that start: the
+	// seed holds its source's state before it, which this run replaces.
 	pat := at
-	if pat.Before(m.HistoryFrom) {
-		pat = m.HistoryFrom
+	for _, t := range []time.Time{m.HistoryFrom, m.Start} {
+		if pat.Before(t) {
+			pat = t
+		}
 	}
 	all := !m.Live
 	if all {

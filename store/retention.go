@@ -35,6 +35,11 @@ type CompactStats struct {
 	SeriesPruned int `json:"series_pruned"`
 }
 
+// SeriesRetention is how far back the stored best series keeps its points
+// (history answers reach 31 days back; older ones have no use): Compact
+// drops older points but the last of each sub-series, the state then.
+const SeriesRetention = 32 * 24 * time.Hour
+
 // compactBatch bounds one transaction of Compact (raw rows rolled up).
 const compactBatch = 2_000
 
@@ -70,8 +75,12 @@ func (s *Store) Compact(now time.Time, window time.Duration) (CompactStats, erro
 			return st, fmt.Errorf("compact change index: %w", err)
 		}
 	}
+	scut := now.Add(-SeriesRetention).UTC().Truncate(24 * time.Hour)
+	if cut.After(scut) {
+		scut = cut
+	}
 	err := s.update(func(tx *bolt.Tx) error {
-		n, err := compactSeries(tx, cut)
+		n, err := compactSeries(tx, scut)
 		st.SeriesPruned = n
 		return err
 	})
