@@ -42,10 +42,12 @@ type tSub struct {
 	costs  []minHeap
 }
 
+// tCost is what a reader needs to recompute an offer's cost for one
+// workload (the heaps hold the cost itself).
 type tCost struct {
-	ok        bool
-	gpus      int
-	cost, tps float64
+	tps  float64
+	gpus int32
+	ok   bool
 }
 
 type tEntry struct {
@@ -160,7 +162,7 @@ func (t *Tracker) set(o *pricewatch.Offer, ev store.Event) {
 		// The rental's GPUs and tokens/s are kept, so a reader recomputes
 		// the cost exactly from a converted price.
 		cost := rank.CostPerMillionTokens(e.price*float64(gpus), tps)
-		e.costs[i] = tCost{ok: true, gpus: gpus, cost: cost, tps: tps}
+		e.costs[i] = tCost{ok: true, gpus: int32(gpus), tps: tps}
 		sub.costs[i].push(item{cost, o.Key, e.ver})
 	}
 	t.compact(sub)
@@ -228,7 +230,7 @@ func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
 			p.Workload = w.Name
 			if it, ok := t.top(s, &s.costs[i], i); ok {
 				e := t.ents[it.key]
-				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = it.key, e.price, e.costs[i].gpus, e.costs[i].tps
+				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = it.key, e.price, int(e.costs[i].gpus), e.costs[i].tps
 			}
 			out = append(out, p)
 		}
