@@ -19,6 +19,12 @@ import (
 // price — a job watch, or one scoped by region or provider — keeps the
 // series the alert engine records at each evaluation.
 func (p *Pipeline) digestSeries(ctx context.Context, snap *rank.Snapshot, since time.Time) (func(string, time.Time) ([]store.Sample, error), error) {
+	return p.digestSeriesFrom(ctx, snap, since, true)
+}
+
+// digestSeriesFrom is digestSeries; stored false reads the rows for every
+// watch (a test compares the two).
+func (p *Pipeline) digestSeriesFrom(ctx context.Context, snap *rank.Snapshot, since time.Time, stored bool) (func(string, time.Time) ([]store.Sample, error), error) {
 	var (
 		rows     map[string][]store.HistoryRow
 		terms    map[string]pricewatch.Offer
@@ -59,14 +65,16 @@ func (p *Pipeline) digestSeries(ctx context.Context, snap *rank.Snapshot, since 
 			return x, err == nil
 		}
 		f := history.Filter{Card: w.Card, Modes: w.Modes, MaxGPUs: w.MaxGPUs, AnyAvailability: w.AnyAvailability}
-		meta, stored, err := p.store.BestSeries(ctx, w.Card, w.Workload, now)
-		if err != nil {
-			return nil, err
-		}
-		in := history.StoredInput{Meta: meta, Points: stored, Modes: w.Modes, Convert: convert, Since: start, Until: now, Before: true}
-		if in.Serves(f) {
-			if out, ok := history.FromStored(in); ok {
-				return history.ToSamples(out), nil
+		if stored {
+			meta, pts, err := p.store.BestSeries(ctx, w.Card, w.Workload, now)
+			if err != nil {
+				return nil, err
+			}
+			in := history.StoredInput{Meta: meta, Points: pts, Modes: w.Modes, Convert: convert, Since: start, Until: now, Before: true}
+			if in.Serves(f) {
+				if out, ok := history.FromStored(in); ok {
+					return history.ToSamples(out), nil
+				}
 			}
 		}
 		if err := load(); err != nil {
