@@ -30,6 +30,13 @@ var storedSources = []string{"a", "b", "c"}
 // database's creation; later: a database from before the series).
 func newStoredFixture(t *testing.T, seed uint64, runs, trackFrom int) storedFixture {
 	t.Helper()
+	return newStoredFixtureWith(t, seed, runs, trackFrom, nil)
+}
+
+// newStoredFixtureWith is newStoredFixture calling before(run, store)
+// before each run.
+func newStoredFixtureWith(t *testing.T, seed uint64, runs, trackFrom int, before func(int, *store.Store)) storedFixture {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "h.db"), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +87,9 @@ func newStoredFixture(t *testing.T, seed uint64, runs, trackFrom int) storedFixt
 	for run := range runs {
 		if run == trackFrom && run > 0 {
 			track()
+		}
+		if before != nil {
+			before(run, st)
 		}
 		order := slices.Clone(storedSources)
 		if run > 0 {
@@ -177,6 +187,33 @@ func TestStoredSeries_OlderDatabase(t *testing.T) {
 		m, err := f.st.BestSeriesMeta()
 		if err != nil || !m.Live || m.Real || !m.HistoryFrom.IsZero() || m.Start.Before(f.t0.Add(12*10*time.Minute)) {
 			t.Fatalf("seed %d: meta %+v (%v): want live from run 12 on, not real, no history start", seed, m, err)
+		}
+		compareStored(t, f, seed, false)
+	}
+}
+
+// TestStoredSeries_ProfileChange: a throughput profile written after the
+// series began reprices the history computed from the rows; the stored
+// series stops answering at once (no run has checked it since), and the
+// next run starts it again from its own time, priced with the new profile,
+// equal to the rows' series after that.
+func TestStoredSeries_ProfileChange(t *testing.T) {
+	for seed := range uint64(4) {
+		f := newStoredFixtureWith(t, seed, 30, 0, func(run int, st *store.Store) {
+			if run != 15 {
+				return
+			}
+			if err := st.PutProfile(rank.Profile{Card: "RTX-4090", Workload: "lora-7b", TokensPerSecond: 2500, Origin: rank.OriginMeasured}); err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := st.BestSeries(context.Background(), "RTX-4090", "lora-7b", time.Now())
+			if err != nil || m.Current || (StoredInput{Meta: m, Since: time.Now()}).Serves(Filter{Card: "RTX-4090"}) {
+				t.Fatalf("seed %d: after a profile write the series still answers (meta %+v, %v)", seed, m, err)
+			}
+		})
+		m, err := f.st.BestSeriesMeta()
+		if err != nil || !m.Live || m.Real || m.Start.Before(f.t0.Add(15*10*time.Minute)) {
+			t.Fatalf("seed %d: meta %+v (%v): want the series started again at run 15", seed, m, err)
 		}
 		compareStored(t, f, seed, false)
 	}
