@@ -59,9 +59,12 @@ func FromStored(in StoredInput) (pts []Point, ok bool) {
 		at := ps[i].At
 		hit := false
 		for ; i < len(ps) && ps[i].At.Equal(at); i++ {
-			if pick(ps[i]) {
-				state[sub{ps[i].Card, string(ps[i].Mode), ps[i].Currency, ps[i].Source}] = ps[i]
-				hit = true
+			switch p := ps[i]; {
+			case !pick(p):
+			case p.Touch:
+				hit = true // a row of a selected sub-series: a point
+			default:
+				state[sub{p.Card, string(p.Mode), p.Currency, p.Source}] = p
 			}
 		}
 		if !hit {

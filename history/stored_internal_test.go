@@ -171,6 +171,12 @@ func (f storedFixture) computed(t *testing.T, in StoredInput, card string, w ran
 // FromStored), and, with one sub-series per card, mode and currency across
 // sources, with points mixing a late-landing run's offers into the times
 // before it (why each source has its own sub-series).
+//
+// Known difference (seed 76 of 80, 1 query of 2,880): for every card with
+// one source, the rows' series reads only current offers and those the
+// change log names from since on, so an offer that vanished before since
+// is not seen, and its vanishing is not the carried point's time; the
+// stored series carries that point (offers=0), which is what happened.
 func TestStoredSeries_EqualsComputed(t *testing.T) {
 	for seed := range uint64(12) {
 		compareStored(t, newStoredFixture(t, seed, 30, 0), seed, true)
@@ -298,8 +304,9 @@ func TestStoredSeries_Compacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != len(subs) || len(before) <= len(subs) || st.SeriesPruned == 0 {
-		t.Fatalf("%d points before, %d after for %d sub-series (pruned %d)", len(before), len(after), len(subs), st.SeriesPruned)
+	// Each sub-series keeps its last point and its last touch.
+	if len(after) != 2*len(subs) || len(before) <= 2*len(subs) || st.SeriesPruned == 0 {
+		t.Fatalf("%d points and touches before, %d after for %d sub-series (pruned %d)", len(before), len(after), len(subs), st.SeriesPruned)
 	}
 	cut := now.Add(-store.SeriesRetention).Truncate(24 * time.Hour)
 	if !meta.Start.Equal(cut) || meta.Real {

@@ -40,6 +40,10 @@ type tSub struct {
 	offers int
 	prices minHeap
 	costs  []minHeap
+	// last are the values written last per workload (At zero); wrote says
+	// there are any.
+	last  []store.SeriesPoint
+	wrote bool
 }
 
 // tCost is what a reader needs to recompute an offer's cost for one
@@ -142,7 +146,7 @@ func (t *Tracker) set(o *pricewatch.Offer, ev store.Event) {
 	sk := subKey{card: o.Card, cur: o.Currency, source: o.Source, mode: o.Mode}
 	sub := t.subs[sk]
 	if sub == nil {
-		sub = &tSub{key: sk, costs: make([]minHeap, len(t.workloads))}
+		sub = &tSub{key: sk, costs: make([]minHeap, len(t.workloads)), last: make([]store.SeriesPoint, len(t.workloads))}
 		t.subs[sk] = sub
 	}
 	e.sub = sub
@@ -206,7 +210,9 @@ func (t *Tracker) top(sub *tSub, h *minHeap, w int) (item, bool) {
 	return item{}, false
 }
 
-// Points implements store.SeriesTracker.
+// Points implements store.SeriesTracker: a touch for every sub-series
+// touched, and its points of the workloads whose values changed (all of
+// them with all).
 func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
 	subs := make([]*tSub, 0, len(t.touched))
 	if all {
@@ -219,9 +225,13 @@ func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
 		}
 	}
 	clear(t.touched)
-	out := make([]store.SeriesPoint, 0, len(subs)*len(t.workloads))
+	out := make([]store.SeriesPoint, 0, len(subs)*2)
 	for _, s := range subs {
-		base := store.SeriesPoint{At: at, Card: s.key.card, Mode: s.key.mode, Currency: s.key.cur, Source: s.key.source, Offers: s.offers}
+		base := store.SeriesPoint{At: at, Card: s.key.card, Mode: s.key.mode, Currency: s.key.cur, Source: s.key.source}
+		touch := base
+		touch.Touch = true
+		out = append(out, touch)
+		base.Offers = s.offers
 		if it, ok := t.top(s, &s.prices, -1); ok {
 			base.PriceKey, base.Price = it.key, it.val
 		}
@@ -232,8 +242,15 @@ func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
 				e := t.ents[it.key]
 				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = it.key, e.price, int(e.costs[i].gpus), e.costs[i].tps
 			}
+			v := p
+			v.At = time.Time{}
+			if !all && s.wrote && v == s.last[i] {
+				continue // unchanged: the touch says the time
+			}
+			s.last[i] = v
 			out = append(out, p)
 		}
+		s.wrote = true
 	}
 	return out
 }

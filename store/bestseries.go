@@ -95,6 +95,11 @@ type SeriesPoint struct {
 	CostKey                    string // "" when none can run the workload
 	CostPrice, TokensPerSecond float64
 	GPUs                       int
+	// Touch marks a row of the sub-series at At (Workload "" and no
+	// values): a point is written only when its values change, a touch at
+	// every run that had a row of the sub-series, as a series computed
+	// from the rows has a point at each such time.
+	Touch bool
 }
 
 // SeriesTracker keeps the current offers in memory and gives the points a
@@ -325,6 +330,12 @@ func writePoints(tx *bolt.Tx, b *bolt.Bucket, pts []SeriesPoint) error {
 		return v, nil
 	}
 	for _, p := range pts {
+		if p.Touch {
+			if err := b.Put(bestKey(p.Card, "", p.At, p.Mode, p.Currency, p.Source), nil); err != nil {
+				return err
+			}
+			continue
+		}
 		v := binary.AppendUvarint(make([]byte, 0, 48), uint64(p.Offers))
 		flags := byte(0)
 		if p.PriceKey != "" {
@@ -418,9 +429,9 @@ func (s *Store) HistoryFrom() (time.Time, error) {
 	return m.HistoryFrom, err
 }
 
-// BestSeries reads, in one transaction, the meta and every stored point of
-// a card (every card with "") and workload up to until, oldest first. It
-// stops with ctx's error when ctx ends.
+// BestSeries reads, in one transaction, the meta and every stored point
+// and touch of a card (every card with "") and workload up to until,
+// oldest first. It stops with ctx's error when ctx ends.
 func (s *Store) BestSeries(ctx context.Context, card, workload string, until time.Time) (SeriesMeta, []SeriesPoint, error) {
 	var m SeriesMeta
 	var out []SeriesPoint
@@ -434,49 +445,65 @@ func (s *Store) BestSeries(ctx context.Context, card, workload string, until tim
 		}
 		m.Current = m.ProfilesSeq == profileSeq(tx)
 		r := newHistReader(tx)
-		var prefix []byte
-		if card != "" {
-			prefix = append(append([]byte(card), 0), workload...)
-		}
 		c := bucket(tx, bBest).Cursor()
 		n := 0
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if n++; n%ctxEvery == 0 {
-				if err := ctx.Err(); err != nil {
+		// scan appends the entries from k on while keep says so.
+		scan := func(prefix []byte) error {
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				if n++; n%ctxEvery == 0 {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+				}
+				p, ok, err := r.bestEntry(k, v, workload, until)
+				if err != nil {
 					return err
 				}
-			}
-			parts := bytes.SplitN(k, []byte{0}, 3)
-			if len(parts) != 3 || string(parts[1]) != workload || len(parts[2]) < 8 {
-				if card != "" && len(parts) == 3 && string(parts[1]) != workload {
-					break // past the workload (a longer name shares the prefix)
+				if ok {
+					out = append(out, p)
+				} else if card != "" {
+					return nil // past until
 				}
-				continue
 			}
-			at := keyTime(parts[2][:8])
-			if at.After(until) {
-				if card != "" {
-					break
-				}
-				continue
-			}
-			sub := bytes.SplitN(parts[2][8:], []byte{0}, 3)
-			if len(sub) != 3 {
-				return fmt.Errorf("best series key %q: malformed", k)
-			}
-			p := SeriesPoint{At: at, Card: string(parts[0]), Workload: workload, Mode: pricewatch.Mode(sub[0]),
-				Currency: string(sub[1]), Source: string(sub[2])}
-			if err := r.decodePoint(v, &p); err != nil {
-				return fmt.Errorf("best series %q: %w", k, err)
-			}
-			out = append(out, p)
+			return nil
 		}
-		return nil
+		if card == "" {
+			return scan(nil)
+		}
+		if err := scan(append(append([]byte(card), 0), 0)); err != nil {
+			return err
+		}
+		return scan(append(append(append([]byte(card), 0), workload...), 0))
 	})
-	if card == "" {
-		slices.SortStableFunc(out, func(a, b SeriesPoint) int { return a.At.Compare(b.At) })
-	}
+	slices.SortStableFunc(out, func(a, b SeriesPoint) int { return a.At.Compare(b.At) })
 	return m, out, err
+}
+
+// bestEntry decodes a best-series entry of the workload (or a touch) up
+// to until; ok is false for another workload or a later time.
+func (r *histReader) bestEntry(k, v []byte, workload string, until time.Time) (SeriesPoint, bool, error) {
+	parts := bytes.SplitN(k, []byte{0}, 3)
+	if len(parts) != 3 || len(parts[2]) < 8 || (len(parts[1]) > 0 && string(parts[1]) != workload) {
+		return SeriesPoint{}, false, nil
+	}
+	at := keyTime(parts[2][:8])
+	if at.After(until) {
+		return SeriesPoint{}, false, nil
+	}
+	sub := bytes.SplitN(parts[2][8:], []byte{0}, 3)
+	if len(sub) != 3 {
+		return SeriesPoint{}, false, fmt.Errorf("best series key %q: malformed", k)
+	}
+	p := SeriesPoint{At: at, Card: string(parts[0]), Mode: pricewatch.Mode(sub[0]), Currency: string(sub[1]), Source: string(sub[2])}
+	if len(parts[1]) == 0 {
+		p.Touch = true
+		return p, true, nil
+	}
+	p.Workload = workload
+	if err := r.decodePoint(v, &p); err != nil {
+		return p, false, fmt.Errorf("best series %q: %w", k, err)
+	}
+	return p, true, nil
 }
 
 // compactSeries keeps, of the points before cut, the last of each
