@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -69,4 +70,43 @@ func BenchmarkHistory100k(b *testing.B) {
 			history.Series(in(rows, terms))
 		}
 	})
+}
+
+// BenchmarkTracker100k loads 100k Vast offers into a tracker of the four
+// built-in workloads (what the daemon holds in memory for the stored
+// series) and applies runs moving 1% of the prices: it reports the heap
+// the tracker keeps and the time per run.
+func BenchmarkTracker100k(b *testing.B) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cur, err := scaletest.Offers(50_000, 0, 0, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := rank.BuiltinWorkloads()
+	profiles := rank.SeedProfiles(normalize.DefaultCatalog(), ws)
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	tr := history.NewTracker(ws, normalize.DefaultCatalog())
+	tr.Reset(func(yield func(*pricewatch.Offer) bool) {
+		for i := range cur {
+			if !yield(&cur[i]) {
+				return
+			}
+		}
+	}, profiles)
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	written := make([]store.Written, len(cur)/100)
+	for b.Loop() {
+		for i := range written {
+			o := &cur[(i*97)%len(cur)]
+			o.PricePerGPUHour *= 1.01
+			written[i] = store.Written{Offer: o, Event: store.Changed}
+		}
+		tr.Apply(written, profiles)
+		tr.Points(t0, false)
+	}
+	b.ReportMetric(float64(ms1.HeapAlloc-ms0.HeapAlloc)/(1<<20), "tracker-MiB")
+	runtime.KeepAlive(tr)
 }

@@ -100,6 +100,10 @@ type Input struct {
 	// Before adds the state right before Since as a first point, at the
 	// time of the last change before Since (the digest's carried value).
 	Before bool
+	// From is the start of the history (store.HistoryFrom): a row before
+	// it counts as of From, so the first scrape's sources landing one
+	// after another make one point, not a fall in arrival order.
+	From time.Time
 }
 
 // event is one history row: its time (Unix ns), its key's index and its
@@ -127,9 +131,13 @@ func Series(in Input) []Point {
 	}
 	slices.Sort(keys)
 	var evs []event
+	from := in.From.UnixNano()
+	if in.From.IsZero() {
+		from = 0
+	}
 	for ki, key := range keys {
 		for ri, r := range in.Rows[key] {
-			evs = append(evs, event{at: r.At.UnixNano(), k: int32(ki), r: int32(ri)})
+			evs = append(evs, event{at: max(r.At.UnixNano(), from), k: int32(ki), r: int32(ri)})
 		}
 	}
 	slices.SortFunc(evs, func(a, b event) int {
@@ -150,6 +158,9 @@ func Series(in Input) []Point {
 	since := in.Since.UnixNano()
 	for i := 0; i < len(evs); {
 		at, t := evs[i].at, in.Rows[keys[evs[i].k]][evs[i].r].At
+		if t.Before(in.From) {
+			t = in.From
+		}
 		for ; i < len(evs) && evs[i].at == at; i++ {
 			st.set(in, keys[evs[i].k], rowOf(evs[i]))
 		}
@@ -316,6 +327,16 @@ func (h *minHeap) pop() {
 // states it, at its rentable unit; ok is false when it cannot run the
 // workload.
 func costOf(in Input, t pricewatch.Offer, r store.HistoryRow, price float64) (float64, int, bool) {
+	gpus, tps, ok := rentalOf(in, t, r)
+	if !ok {
+		return 0, 0, false
+	}
+	return rank.CostPerMillionTokens(price*float64(gpus), tps), gpus, true
+}
+
+// rentalOf is the GPUs and tokens/s of an offer's rental for the
+// workload as one history row states it (ok false when it cannot run it).
+func rentalOf(in Input, t pricewatch.Offer, r store.HistoryRow) (int, float64, bool) {
 	card, ok := in.Catalog.Card(r.Card)
 	if !ok {
 		return 0, 0, false
@@ -340,7 +361,7 @@ func costOf(in Input, t pricewatch.Offer, r store.HistoryRow, price float64) (fl
 	if why != "" {
 		return 0, 0, false
 	}
-	return rank.CostPerMillionTokens(price*float64(rent.GPUs), rent.TokensPerSecond(prof.TokensPerSecond)), rent.GPUs, true
+	return rent.GPUs, rent.TokensPerSecond(prof.TokensPerSecond), true
 }
 
 func countsOf(u pricewatch.RentUnit, gpus int) []int {

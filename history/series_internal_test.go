@@ -176,7 +176,7 @@ func TestSeries_BookEqualsRescan(t *testing.T) {
 func show(ps []Point) string {
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "\n  %s offers=%d", p.At.Format("15h"), p.Offers)
+		fmt.Fprintf(&b, "\n  %s offers=%d", p.At.Format("15:04:05.000"), p.Offers)
 		if p.PricePerGPUHour != nil {
 			fmt.Fprintf(&b, " price=%v(%s)", *p.PricePerGPUHour, p.PriceKey)
 		}

@@ -49,6 +49,29 @@ type HistoryResponse struct {
 	Until    time.Time         `json:"until"`
 	Step     string            `json:"step,omitempty"`
 	Points   []history.Point   `json:"points"`
+	// Stored: answered from the stored best series (the header
+	// X-Pricewatch-History says so; the body is the same either way).
+	Stored bool `json:"-"`
+}
+
+// storedHistory answers from the stored best series; ok is false when it
+// cannot answer the query exactly.
+func storedHistory(ctx context.Context, hb HistoryBackend, q HistoryQuery, f history.Filter,
+	convert func(float64, string) (float64, bool)) ([]history.Point, bool, error) {
+	if f.MaxGPUs != 0 || f.AnyAvailability {
+		return nil, false, nil
+	}
+	meta, points, err := hb.Store().BestSeries(ctx, q.Card, q.Workload, q.Until)
+	if err != nil {
+		return nil, false, err
+	}
+	in := history.StoredInput{Meta: meta, Points: points, Modes: q.Modes, Source: q.Source, Convert: convert,
+		Since: q.Since, Until: q.Until, Step: q.Step, Before: q.Before}
+	if !in.Serves(f) {
+		return nil, false, nil
+	}
+	pts, ok := history.FromStored(in)
+	return pts, ok, nil
 }
 
 // historyParams are the parameters of /v1/history.
@@ -135,36 +158,49 @@ func parseWhen(field, v string, at time.Time) (time.Time, error) {
 	return time.Time{}, pricewatch.Errorf(pricewatch.EInvalid, "%s must be an RFC 3339 time (2026-11-29T09:00:00Z) or a span back from now (90m, 24h, 7d), got %q", field, v)
 }
 
-// History answers a validated query from the store's rows.
+// History answers a validated query: from the stored best series where
+// it answers the query exactly (history.StoredInput.Serves), else from the
+// store's rows.
 func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q HistoryQuery) (*HistoryResponse, error) {
 	f := history.Filter{Card: q.Card, Modes: q.Modes, Source: q.Source, MaxGPUs: q.MaxGPUs, AnyAvailability: q.AnyAvailability}
-	rows, terms, err := history.Load(ctx, hb.Store(), currentOf(snap, q.Card), f, q.Since)
-	if err != nil {
-		return nil, err
-	}
-	profiles, err := hb.Profiles()
-	if err != nil {
-		return nil, err
-	}
-	tps := history.BestProfiles(profiles, q.Workload)
-	w, _ := snap.Workload(q.Workload)
 	if q.Currency != snap.Base && !snap.Rates.Has(q.Currency) {
 		return nil, pricewatch.Errorf(pricewatch.EUnavailable, "no exchange rates yet to price in %s", q.Currency)
 	}
-	pts := history.Series(history.Input{
-		Filter: f, Rows: rows, Terms: terms, Workload: &w, Catalog: normalize.DefaultCatalog(),
-		Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok },
-		Convert: func(v float64, cur string) (float64, bool) {
-			x, err := snap.Rates.Convert(v, cur, q.Currency)
-			return x, err == nil
-		},
-		Since: q.Since, Until: q.Until, Step: q.Step, Before: q.Before,
-	})
+	convert := func(v float64, cur string) (float64, bool) {
+		x, err := snap.Rates.Convert(v, cur, q.Currency)
+		return x, err == nil
+	}
+	pts, stored, err := storedHistory(ctx, hb, q, f, convert)
+	if err != nil {
+		return nil, err
+	}
+	if !stored {
+		profiles, err := hb.Profiles()
+		if err != nil {
+			return nil, err
+		}
+		w, _ := snap.Workload(q.Workload)
+		from, err := hb.Store().HistoryFrom()
+		if err != nil {
+			return nil, err
+		}
+		rows, terms, err := history.Load(ctx, hb.Store(), currentOf(snap, q.Card), f, q.Since)
+		if err != nil {
+			return nil, err
+		}
+		tps := history.BestProfiles(profiles, q.Workload)
+		pts = history.Series(history.Input{
+			Filter: f, Rows: rows, Terms: terms, Workload: &w, Catalog: normalize.DefaultCatalog(),
+			Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok },
+			Convert: convert,
+			Since:   q.Since, Until: q.Until, Step: q.Step, Before: q.Before, From: from,
+		})
+	}
 	if len(pts) > history.MaxPoints {
 		return nil, pricewatch.Errorf(pricewatch.EInvalid, "step: %d change points in range, more than %d; ask with step=1h or step=1d, or a shorter range", len(pts), history.MaxPoints)
 	}
 	resp := &HistoryResponse{Card: q.Card, Workload: q.Workload, Currency: q.Currency, Modes: q.Modes, Source: q.Source,
-		Since: q.Since, Until: q.Until, Points: pts}
+		Since: q.Since, Until: q.Until, Points: pts, Stored: stored}
 	switch q.Step {
 	case time.Hour:
 		resp.Step = "1h"
@@ -232,6 +268,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	w.Header().Set("X-Pricewatch-History", map[bool]string{true: "stored", false: "computed"}[resp.Stored])
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }

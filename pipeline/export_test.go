@@ -1,9 +1,19 @@
 package pipeline
 
 import (
+	"context"
+	"time"
+
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/store"
 )
+
+// DigestSeries is the digest's series of each watch from since, from the
+// stored best series where it answers (stored) or from the rows only.
+func DigestSeries(p *Pipeline, since time.Time, stored bool) (func(string, time.Time) ([]store.Sample, error), error) {
+	return p.digestSeriesFrom(context.Background(), p.View().Snapshot, since, stored)
+}
 
 // FirstRun judges offers as source's first run against the other sources'
 // medians (rank.Snapshot.SourceMedians): whether the run is held, how many

@@ -24,6 +24,7 @@ import (
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/config"
+	"github.com/pricewatch/pricewatch/history"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
@@ -247,6 +248,10 @@ func (p *Pipeline) Init() error {
 	}
 	if err := p.loadPacks(); err != nil {
 		return fmt.Errorf("read offers: %w", err)
+	}
+	// The stored best series is kept from here on (store/bestseries.go).
+	if err := p.store.TrackSeries(history.NewTracker(p.workloads, p.catalog), p.Enabled()); err != nil {
+		return err
 	}
 	return p.Rebuild()
 }

@@ -30,7 +30,15 @@ type CompactStats struct {
 	Days    int `json:"days"`
 	// IndexPruned change-index entries older than the cutoff were removed.
 	IndexPruned int `json:"index_pruned"`
+	// SeriesPruned best-series points older than the cutoff were removed
+	// (the last of each sub-series before it stays).
+	SeriesPruned int `json:"series_pruned"`
 }
+
+// SeriesRetention is how far back the stored best series keeps its points
+// (history answers reach 31 days back; older ones have no use): Compact
+// drops older points but the last of each sub-series, the state then.
+const SeriesRetention = 32 * 24 * time.Hour
 
 // compactBatch bounds one transaction of Compact (raw rows rolled up).
 const compactBatch = 2_000
@@ -66,6 +74,18 @@ func (s *Store) Compact(now time.Time, window time.Duration) (CompactStats, erro
 		if err != nil {
 			return st, fmt.Errorf("compact change index: %w", err)
 		}
+	}
+	scut := now.Add(-SeriesRetention).UTC().Truncate(24 * time.Hour)
+	if cut.After(scut) {
+		scut = cut
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		n, err := compactSeries(tx, scut)
+		st.SeriesPruned = n
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("compact best series: %w", err)
 	}
 	return st, nil
 }

@@ -59,6 +59,8 @@ type Store struct {
 	// path is the file, kept here: bbolt's Path reads a field Close
 	// writes, and a store read may race a close.
 	path string
+	// series maintains the stored best series at each run (bestseries.go).
+	series seriesHook
 }
 
 // initialMmapSize is reserved address space, not memory: bbolt re-maps
@@ -137,7 +139,7 @@ func checkVersion(tx *bolt.Tx) error {
 // rootBuckets are the buckets under the root of schema 2.
 var rootBuckets = [][]byte{bOffers, bRuns, bHealth, bProfiles, bFX, bAlerts,
 	bSeen, bOfferIDs, bOfferKeys, bTerms, bTermIDs, bHist, bChangeIdx,
-	bSeries, bOutbox, bSilences, bNotify, bCardIDs}
+	bSeries, bOutbox, bSilences, bNotify, bCardIDs, bBest}
 
 func initBuckets(tx *bolt.Tx) error {
 	m, err := tx.CreateBucketIfNotExists(bMeta)
@@ -166,6 +168,9 @@ func initBuckets(tx *bolt.Tx) error {
 	}
 	if err := buildCardIndex(tx); err != nil {
 		return fmt.Errorf("build the card index: %w", err)
+	}
+	if err := initBestMeta(tx); err != nil {
+		return err
 	}
 	if v != SchemaVersion {
 		return m.Put(kVersion, []byte(SchemaVersion))
@@ -370,6 +375,9 @@ type RunResult struct {
 // the run as stored (Changes filled in).
 func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 	run := rr.Run
+	s.series.mu.Lock()
+	defer s.series.mu.Unlock()
+	var chs []change
 	err := s.update(func(tx *bolt.Tx) error {
 		src := []byte(run.Source)
 		hb := bucket(tx, bHealth)
@@ -388,11 +396,12 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 			run.HeldOffers = nil
 		}
 		if run.OK && run.Held == "" {
-			n, err := applyOffers(tx, run.Source, run.Started, rr.Offers, rr.Keep)
+			var err error
+			chs, err = applyOffers(tx, run.Source, run.Started, rr.Offers, rr.Keep)
 			if err != nil {
 				return fmt.Errorf("apply offers: %w", err)
 			}
-			run.Changes = n
+			run.Changes = len(chs)
 			if rr.Rates != nil {
 				if err := putRates(tx, rr.Rates); err != nil {
 					return fmt.Errorf("put rates: %w", err)
@@ -435,9 +444,19 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 			h.LastError = run.Error
 			h.ConsecutiveFailures++
 		}
-		return putJSON(hb, src, h)
+		if err := putJSON(hb, src, h); err != nil {
+			return err
+		}
+		if err := s.recordSeries(tx, run.Started, chs); err != nil {
+			s.series.broken = true
+			return fmt.Errorf("best series: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
+		if len(chs) > 0 {
+			s.series.broken = true // the tracker may have applied what was not stored
+		}
 		return run, fmt.Errorf("record run of %s: %w", run.Source, err)
 	}
 	return run, nil
@@ -465,7 +484,7 @@ func mappedByCard(offers []pricewatch.Offer) map[string]int {
 	return m
 }
 
-func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer, keep []string) (int, error) {
+func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.Offer, keep []string) ([]change, error) {
 	ob, sb := bucket(tx, bOffers), bucket(tx, bSeen)
 	src := []byte(source)
 	var seenPrev time.Time
@@ -479,7 +498,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 	order := make([]int32, 0, len(offers))
 	for i := range offers {
 		if offers[i].Source != source {
-			return 0, fmt.Errorf("offer %s is not from source %s", offers[i].Key, source)
+			return nil, fmt.Errorf("offer %s is not from source %s", offers[i].Key, source)
 		}
 		order = append(order, int32(i))
 	}
@@ -543,7 +562,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		if !found {
 			o := &pricewatch.Offer{Key: string(kb), Source: source}
 			if err := decodeOffer(v, o, seenPrev, nil, false); err != nil {
-				return 0, fmt.Errorf("decode offer %q: %w", k, err)
+				return nil, fmt.Errorf("decode offer %q: %w", k, err)
 			}
 			chs = append(chs, change{o, Vanished})
 			dels = append(dels, append([]byte{}, k...))
@@ -557,7 +576,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 		}
 		prev := pricewatch.Offer{Key: o.Key, Source: source}
 		if err := decodeOffer(v, &prev, seenPrev, nil, false); err != nil {
-			return 0, fmt.Errorf("decode offer %q: %w", k, err)
+			return nil, fmt.Errorf("decode offer %q: %w", k, err)
 		}
 		if !prev.SamePrice(*o) {
 			chs = append(chs, change{o, Changed})
@@ -578,25 +597,25 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 	}
 	for _, p := range puts {
 		if err := ob.Put(p.k, p.v); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	for _, k := range dels {
 		if err := ob.Delete(k); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	h := newHistTx(tx)
 	if err := h.writeChanges(at, chs); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := sb.Put(src, timeKey(at)); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := pruneBefore(h.idx, at.Add(-ChangeRetention)); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(chs), nil
+	return chs, nil
 }
 
 // dedupLast keeps the last of the offers (in key order) that share a key.
@@ -806,14 +825,23 @@ func (s *Store) PutRates(r *pricewatch.Rates) error {
 func (s *Store) Profiles() ([]rank.Profile, error) {
 	var out []rank.Profile
 	err := s.view(func(tx *bolt.Tx) error {
-		return bucket(tx, bProfiles).ForEach(func(k, v []byte) error {
-			var p rank.Profile
-			if err := json.Unmarshal(v, &p); err != nil {
-				return fmt.Errorf("decode profile %q: %w", k, err)
-			}
-			out = append(out, p)
-			return nil
-		})
+		var err error
+		out, err = profilesIn(tx)
+		return err
+	})
+	return out, err
+}
+
+// profilesIn reads the profiles in tx, by card then workload.
+func profilesIn(tx *bolt.Tx) ([]rank.Profile, error) {
+	var out []rank.Profile
+	err := bucket(tx, bProfiles).ForEach(func(k, v []byte) error {
+		var p rank.Profile
+		if err := json.Unmarshal(v, &p); err != nil {
+			return fmt.Errorf("decode profile %q: %w", k, err)
+		}
+		out = append(out, p)
+		return nil
 	})
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -837,6 +865,9 @@ func profileKey(p rank.Profile) []byte {
 // provider and offer.
 func (s *Store) PutProfile(p rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
 	})
 }
@@ -858,6 +889,9 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 			return nil
 		}
 		ok = true
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		return b.Delete(k)
 	})
 	return ok, err
@@ -867,6 +901,9 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 // overwriting a user's measured one, and drops seeds no longer produced.
 func (s *Store) SeedProfiles(ps []rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpProfileSeq(tx); err != nil {
+			return err
+		}
 		b := bucket(tx, bProfiles)
 		want := map[string]bool{}
 		for _, p := range ps {
