@@ -177,6 +177,15 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		FirstSeen:         at,
 		ObservedAt:        at,
 	}
+	if c := strings.ToUpper(strings.TrimSpace(off.Country)); len(c) == 2 {
+		off.Country = c
+	} else {
+		off.Country = "" // not an ISO code: no country rather than a wrong one
+	}
+	if off.Country == "" {
+		// A cloud's region code says where it is (regions.csv).
+		off.Country, _ = RegionCountry(provider, o.Region)
+	}
 	if len(counts) > 0 {
 		off.RentUnitGPUs = counts[0]
 		off.UnitPricePerHour = p * float64(counts[0])

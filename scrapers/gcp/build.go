@@ -98,6 +98,9 @@ func price(m Machine, g Rate, parts map[rateKey]Rate) (pricewatch.Observation, [
 		GPUName: m.Card, GPUCount: m.GPUs, GPUMemoryGB: m.GPUMemoryGB,
 		Currency: g.Currency, Unit: pricewatch.PerHour, Mode: g.Mode, URL: PageURL,
 		RentUnit: pricewatch.RentFixed,
+		// The shape's vCPUs, memory (GiB, as Google prices it) and bundled
+		// Local SSD (machines.csv, per GPU for an N1 share: scaled below).
+		VCPUs: m.VCPUs, RAMGB: m.MemoryGB, DiskGB: m.LocalSSDGB, RentURL: RentURL,
 	}
 	if o.GPUName == "" {
 		o.GPUName = g.Name // no card yet: the unknown report names the GPU
@@ -117,6 +120,10 @@ func price(m Machine, g Rate, parts map[rateKey]Rate) (pricewatch.Observation, [
 			m.VCPUs*get(ResourceCore, m.Series, m.Series+" core") +
 			m.MemoryGB*get(ResourceRAM, m.Series, m.Series+" RAM")
 		o.PerGPU, o.RentUnit, o.GPUCounts = true, pricewatch.RentPerGPU, slices.Clone(m.Counts)
+		// machines.csv states the N1 share of one GPU; the observation
+		// describes its GPUCount GPUs.
+		n := float64(max(m.GPUs, 1))
+		o.VCPUs, o.RAMGB, o.DiskGB = m.VCPUs*n, m.MemoryGB*n, m.LocalSSDGB*n
 	}
 	if !m.SoldIn(g.Mode) {
 		o.Available = pricewatch.AvailableNo

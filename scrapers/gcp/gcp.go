@@ -61,6 +61,10 @@ const DefaultMaxPages = 40
 // the API URL, which carries the key).
 const PageURL = "https://cloud.google.com/compute/gpus-pricing"
 
+// RentURL is where a Compute Engine VM is created (the console's
+// create-instance page, where the machine type and GPUs are picked).
+const RentURL = "https://console.cloud.google.com/compute/instancesAdd"
+
 func init() {
 	scrapers.Add(scrapers.Registration{
 		Name:        Name,

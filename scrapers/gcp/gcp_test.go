@@ -800,3 +800,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// What comes with the GPUs, from machines.csv (vCPUs, GiB of memory, GiB
+// of bundled Local SSD): a2-highgpu-1g 12 vCPUs, 85 GiB; a3-highgpu-8g
+// 208, 1872 and 6000 GiB SSD; a2-ultragpu-1g 12, 170 and 375 GiB SSD; the
+// N1 share of a T4 is n1-standard-4 (4 vCPUs, 15 GiB) per GPU, and the
+// offer of up to 4 T4s states 16 vCPUs and 60 GiB. Every offer links the
+// console page where the VM is created.
+func TestScraper_MachineDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, gcp.Name)
+	nr, _ := scrapertest.Normalize(gcp.Name, res)
+	od := pricewatch.ModeOnDemand
+	for _, c := range []struct {
+		key             string
+		vcpus, ram, ssd float64
+	}{
+		{key("a2-highgpu-1g", "us-central1", od), 12, 85, 0},
+		{key("a3-highgpu-8g", "us-central1", od), 208, 1872, 6000},
+		{key("a2-ultragpu-1g", "us-central1", od), 12, 170, 375},
+		{key("n1+nvidia-tesla-t4", "us-east1", od), 16, 60, 0},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != c.ssd || o.RentURL != gcp.RentURL {
+			t.Errorf("%s: %v vCPUs, %v GiB, %v GiB SSD, rent %q; want %v, %v, %v", c.key, o.VCPUs, o.RAMGB, o.DiskGB, o.RentURL, c.vcpus, c.ram, c.ssd)
+		}
+	}
+}
