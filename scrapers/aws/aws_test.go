@@ -170,6 +170,49 @@ func TestScraper_JSONRegion(t *testing.T) {
 		o.Unit != pricewatch.PerHour || !strings.HasSuffix(o.URL, "/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.json") {
 		t.Errorf("observation %+v", o)
 	}
+	// What comes with the 8 GPUs, from the product's attributes: vcpu "96",
+	// memory "1152 GiB", storage "8 x 1000 SSD" = 8000 GB.
+	if o := res.Observations[0]; o.VCPUs != 96 || o.RAMGB != 1152 || o.DiskGB != 8000 || !strings.Contains(o.RentURL, "console.aws.amazon.com/ec2") {
+		t.Errorf("p4d details: %v vCPUs, %v GiB, %v GB disk, rent %q", o.VCPUs, o.RAMGB, o.DiskGB, o.RentURL)
+	}
+}
+
+// The CSV path reads the same attributes from its vCPU, Memory and Storage
+// columns (fixtures/aws/us-east-1.csv): p4d.24xlarge 96, "1152 GiB", "8 x
+// 1000 SSD"; g5.12xlarge 48, "192 GiB" and a Storage cell this excerpt
+// leaves empty (0: not stated). Its country comes from regions.csv.
+func TestScraper_CSVMachineDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "aws")
+	nr, _ := scrapertest.Normalize("aws", res)
+	for _, c := range []struct {
+		key             string
+		vcpus, ram, ssd float64
+	}{
+		{"aws/p4d.24xlarge/us-east-1/ondemand", 96, 1152, 8000},
+		{"aws/g5.12xlarge/us-east-1/ondemand", 48, 192, 0},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != c.ssd || o.Country != "US" {
+			t.Errorf("%s: %v vCPUs, %v GiB, %v GB, country %q; want %v, %v, %v, US", c.key, o.VCPUs, o.RAMGB, o.DiskGB, o.Country, c.vcpus, c.ram, c.ssd)
+		}
+	}
+}
+
+func TestParseMachine(t *testing.T) {
+	for _, c := range []struct {
+		vcpu, mem, storage string
+		want               [3]float64
+	}{
+		{"96", "1152 GiB", "8 x 1000 SSD", [3]float64{96, 1152, 8000}},
+		{"192", "2,048 GiB", "8 x 3840 GB SSD", [3]float64{192, 2048, 30720}},
+		{"4", "16 GiB", "1 x 125 NVMe SSD", [3]float64{4, 16, 125}},
+		{"8", "32 GiB", "EBS only", [3]float64{8, 32, 0}},
+		{"NA", "16 GB", "", [3]float64{0, 0, 0}}, // a unit AWS does not write for memory: not guessed
+	} {
+		if got := aws.ParseMachine(c.vcpu, c.mem, c.storage); got != c.want {
+			t.Errorf("%q %q %q: %v, want %v", c.vcpu, c.mem, c.storage, got, c.want)
+		}
+	}
 }
 
 // A JSON file with reservations: only the standard No Upfront hourly

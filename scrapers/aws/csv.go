@@ -33,13 +33,16 @@ const (
 	colOperation     = "operation"
 	colGPU           = "GPU"
 	colRegionCode    = "Region Code"
+	colVCPU          = "vCPU"
+	colMemory        = "Memory"
+	colStorage       = "Storage"
 )
 
 var (
 	requiredColumns = []string{colTermType, colUnit, colPrice, colCurrency, colProductFamily,
 		colInstanceType, colTenancy, colOS, colGPU}
 	optionalColumns = []string{colLease, colPurchase, colClass, colPreInstalled, colCapacity, colMarket,
-		colLocationType, colOperation, colRegionCode}
+		colLocationType, colOperation, colRegionCode, colVCPU, colMemory, colStorage}
 )
 
 // maxPreamble bounds the metadata lines before the header (5 in real files).
@@ -155,7 +158,7 @@ func ParseCSV(r io.Reader, f Filter, emit func(pricewatch.Observation) error) (S
 		if !ok {
 			continue
 		}
-		o, ok := m.observation(rec[iType], gpus, md, p, cur)
+		o, ok := m.observation(rec[iType], gpus, parseMachine(get(colVCPU), get(colMemory), get(colStorage)), md, p, cur)
 		if !ok {
 			continue
 		}

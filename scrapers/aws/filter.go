@@ -2,6 +2,7 @@ package aws
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -159,7 +160,7 @@ func price(s string) (float64, bool) {
 // GPU count cannot be told is kept once per instance type (its first
 // mode), under the instance type, with one GPU and no rent unit, so that
 // normalize reports it.
-func (m *matcher) observation(instanceType string, c count, md pricewatch.Mode, p float64, currency string) (pricewatch.Observation, bool) {
+func (m *matcher) observation(instanceType string, c count, mc machine, md pricewatch.Mode, p float64, currency string) (pricewatch.Observation, bool) {
 	key := instanceType + "/" + string(md)
 	if !c.told {
 		key = instanceType + "/untold"
@@ -183,6 +184,7 @@ func (m *matcher) observation(instanceType string, c count, md pricewatch.Mode, 
 		// An instance type is rented whole, with the GPU count its row
 		// states (a fractional size: one share of one GPU).
 		RentUnit: pricewatch.RentFixed,
+		VCPUs:    mc.vcpus, RAMGB: mc.ramGiB, DiskGB: mc.diskGB, RentURL: rentURL(m.f.Source),
 	}
 	if !c.told {
 		o.GPUName, o.GPUCount, o.GPUMemoryGB, o.RentUnit = instanceType, 1, 0, ""
@@ -199,4 +201,44 @@ func providerOf(source string) string {
 		return SourceChina
 	}
 	return "aws"
+}
+
+// machine is what an instance type comes with beyond its GPUs, from the
+// offer file's vCPU, Memory ("1152 GiB") and Storage ("8 x 1000 SSD", "EBS
+// only") attributes: the instance's whole (GiB as AWS states memory; GB as
+// it states instance storage). An attribute that does not parse is 0, not
+// stated.
+type machine struct{ vcpus, ramGiB, diskGB float64 }
+
+var storageRe = regexp.MustCompile(`^\s*(?:(\d+)\s*x\s*)?([\d.,]+)\b`)
+
+func parseMachine(vcpu, memory, storage string) machine {
+	var mc machine
+	if v, err := strconv.ParseFloat(strings.TrimSpace(vcpu), 64); err == nil && v > 0 && v < 1e5 {
+		mc.vcpus = v
+	}
+	if f := strings.Fields(strings.ReplaceAll(memory, ",", "")); len(f) == 2 && f[1] == "GiB" {
+		if v, err := strconv.ParseFloat(f[0], 64); err == nil && v > 0 && v < 1e6 {
+			mc.ramGiB = v
+		}
+	}
+	if g := storageRe.FindStringSubmatch(storage); g != nil {
+		n := 1.0
+		if g[1] != "" {
+			n, _ = strconv.ParseFloat(g[1], 64)
+		}
+		if v, err := strconv.ParseFloat(strings.ReplaceAll(g[2], ",", ""), 64); err == nil && v > 0 && n*v < 1e7 {
+			mc.diskGB = n * v
+		}
+	}
+	return mc
+}
+
+// rentURL is where an instance is launched: the EC2 console's launch page,
+// of the China partition for the China regions.
+func rentURL(source string) string {
+	if providerOf(source) == SourceChina {
+		return "https://console.amazonaws.cn/ec2/home#LaunchInstances:"
+	}
+	return "https://console.aws.amazon.com/ec2/home#LaunchInstances:"
 }

@@ -25,6 +25,9 @@ type jsonProduct struct {
 		Operation       string `json:"operation"`
 		GPU             string `json:"gpu"`
 		RegionCode      string `json:"regionCode"`
+		VCPU            string `json:"vcpu"`
+		Memory          string `json:"memory"`
+		Storage         string `json:"storage"`
 	} `json:"attributes"`
 }
 
@@ -44,6 +47,7 @@ type jsonTerm struct {
 type keptProduct struct {
 	instanceType string
 	gpus         count
+	machine      machine
 }
 
 // ParseJSON streams a region's JSON offer file ({"products": {SKU: …},
@@ -157,7 +161,7 @@ func (m *matcher) jsonProducts(dec *json.Decoder, keep map[string]keptProduct) e
 			gpu: a.GPU, regionCode: a.RegionCode,
 		})
 		if ok {
-			keep[sku] = keptProduct{a.InstanceType, gpus}
+			keep[sku] = keptProduct{a.InstanceType, gpus, parseMachine(a.VCPU, a.Memory, a.Storage)}
 		}
 	}
 	return delim(dec, '}')
@@ -209,7 +213,7 @@ func (m *matcher) jsonTerms(dec *json.Decoder, products map[string]keptProduct, 
 						if !ok {
 							continue
 						}
-						if o, ok := m.observation(p.instanceType, p.gpus, md, v, cur); ok {
+						if o, ok := m.observation(p.instanceType, p.gpus, p.machine, md, v, cur); ok {
 							if err := emit(o); err != nil {
 								return err
 							}
