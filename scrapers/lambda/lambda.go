@@ -172,7 +172,13 @@ func (p *parser) row(tr *goquery.Selection) {
 	// (shapes.go). An unknown shape states no count and no rent unit.
 	if n, ok := GPUs(plan, vcpus); ok {
 		o.GPUCount, o.RentUnit = n, pricewatch.RentFixed
+		// The row's vCPUs, RAM and Storage are the shape's (all its GPUs).
+		// RAM and Storage are labels of the page's described layout, not
+		// of a capture (fixtures/lambda/PROVENANCE.md): an unparsed cell
+		// is not stated.
+		o.VCPUs, o.RAMGB, o.DiskGB = float64(vcpus), sizeGiB(cells["RAM"]), sizeGiB(cells["Storage"])
 	}
+	o.RentURL = RentURL
 	p.obs = append(p.obs, o)
 }
 
@@ -184,4 +190,24 @@ func (p *parser) result() ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return p.obs, nil
+}
+
+// RentURL is where a Lambda instance is launched (its cloud dashboard).
+const RentURL = "https://cloud.lambda.ai/instances"
+
+var sizeRe = regexp.MustCompile(`^\s*([\d.,]+)\s*(GiB|GB|TiB|TB)\b`)
+
+// sizeGiB reads a size cell ("225 GiB", "2.75 TiB SSD") in GiB; 0 when it
+// does not parse.
+func sizeGiB(s string) float64 {
+	m := sizeRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	// A decimal unit is 10^9 bytes, GiB 2^30.
+	return v * map[string]float64{"GiB": 1, "TiB": 1024, "GB": 1e9 / (1 << 30), "TB": 1e12 / (1 << 30)}[m[2]]
 }

@@ -221,3 +221,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// What comes with a shape, from its row (fixtures/lambda/pricing.html):
+// H100 SXM 26 vCPUs, "225 GiB", "2.75 TiB SSD" = 2.75 × 1024 = 2816 GiB;
+// the 2-GPU RTX A6000 shape 28 vCPUs and "200 GiB". The page's own RAM and
+// Storage labels are the described layout's (PROVENANCE.md).
+func TestScraper_ShapeDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "lambda")
+	nr, _ := scrapertest.Normalize("lambda", res)
+	h100 := scrapertest.Find(t, nr, "lambda/NVIDIA H100 SXM/26vcpu/-/ondemand")
+	if h100.VCPUs != 26 || h100.RAMGB != 225 || h100.DiskGB != 2816 || h100.RentURL != lambda.RentURL {
+		t.Errorf("H100 SXM: %v vCPUs, %v GiB, %v GiB disk, rent %q", h100.VCPUs, h100.RAMGB, h100.DiskGB, h100.RentURL)
+	}
+	a6000 := scrapertest.Find(t, nr, "lambda/NVIDIA RTX A6000/28vcpu/-/ondemand")
+	if a6000.VCPUs != 28 || a6000.RAMGB != 200 || a6000.GPUs != 2 {
+		t.Errorf("2× RTX A6000: %d GPUs, %v vCPUs, %v GiB", a6000.GPUs, a6000.VCPUs, a6000.RAMGB)
+	}
+}
