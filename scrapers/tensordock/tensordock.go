@@ -52,6 +52,9 @@ const APIKeyEnv = "PRICEWATCH_TENSORDOCK_API_KEY"
 // DefaultURL is the v2 locations endpoint.
 const DefaultURL = "https://dashboard.tensordock.com/api/v2/locations"
 
+// RentURL is where a TensorDock machine is deployed (its dashboard).
+const RentURL = "https://dashboard.tensordock.com/deploy"
+
 // The typical resources priced with each GPU.
 const (
 	DefaultVCPUsPerGPU     = 8
@@ -238,6 +241,7 @@ func Parse(body []byte, url string, typ Typical) ([]pricewatch.Observation, erro
 				errs = append(errs, err)
 				continue
 			}
+			o.Country = scrapers.CountryCode(loc.Country)
 			out = append(out, o)
 		}
 	}
@@ -280,6 +284,12 @@ func observation(locID, region string, g gpu, typ Typical, url string) (pricewat
 		Mode: pricewatch.ModeOnDemand, URL: url,
 		Stock: fmt.Sprintf("%d GPUs free", int(free)),
 	}
+	// The price pays for the typical machine of each GPU: what comes with
+	// the GPUCount GPUs is that many typical shares (RAM and disk in GB,
+	// as TensorDock prices them).
+	k := float64(o.GPUCount)
+	o.VCPUs, o.RAMGB, o.DiskGB = typ.VCPUsPerGPU*k, typ.RAMGBPerGPU*k, typ.StorageGBPerGPU*k
+	o.RentURL = RentURL
 	// One deployment takes any count of the GPUs up to the typical
 	// machines that fit now; none: kept, not rentable now, no rent terms.
 	scrapers.PerGPUUpTo(&o, 1, n)

@@ -66,6 +66,25 @@ func TestScraper_Fixture(t *testing.T) {
 	if o := scrapertest.Find(t, nr, "tensordock/"+dallas+"/l40-pcie-48gb/United States/Texas/Dallas/ondemand"); o.Stock != "8 GPUs free" {
 		t.Errorf("Dallas L40 stock %q, want the 8 free GPUs", o.Stock)
 	}
+	// What the price pays for with the GPUs: the typical 8 vCPUs, 32 GB
+	// RAM and 100 GB disk per GPU, times the GPUs: the Austin H100's 8 →
+	// 64, 256, 800; Frankfurt's RTX A6000's 4 → 32, 128, 400. The country
+	// is the location's name as a code.
+	for _, c := range []struct {
+		key              string
+		vcpus, ram, disk float64
+		country          string
+	}{
+		{"tensordock/" + austin + "/h100-sxm5-80gb/United States/Texas/Austin/ondemand", 64, 256, 800, "US"},
+		{"tensordock/" + frankfurt + "/rtxa6000-pcie-48gb/Germany/Hesse/Frankfurt/ondemand", 32, 128, 400, "DE"},
+		{"tensordock/" + montreal + "/geforcertx3090-pcie-24gb/Canada/Quebec/Montreal/ondemand", 16, 64, 200, "CA"},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != c.disk || o.Country != c.country || o.RentURL != tensordock.RentURL {
+			t.Errorf("%s: %v vCPUs, %v GB RAM, %v GB disk, country %q, rent %q; want %v, %v, %v, %s", c.key, o.VCPUs, o.RAMGB, o.DiskGB, o.Country, o.RentURL,
+				c.vcpus, c.ram, c.disk, c.country)
+		}
+	}
 	if g.Offers != 7 || len(nr.Unknown) != 0 {
 		t.Errorf("%d offers, unknown %v; want 7, every GPU mapped (rtxa4000-pcie is the RTX-A4000)", g.Offers, nr.Unknown)
 	}
