@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -297,6 +298,7 @@ func observation(it item, billingCurrency string) (pricewatch.Observation, bool)
 		// share of one GPU, count 1 with its fraction).
 		o.GPUName, o.GPUCount, o.GPUFraction = size.Card, size.GPUs, size.Fraction
 		o.RentUnit = pricewatch.RentFixed
+		o.VCPUs, o.RentURL = SizeVCPUs(sku), RentURL
 	case strings.HasPrefix(sku, "Standard_N"):
 		// An N-family size the table does not know: keep it, named by the
 		// size, so normalize reports it as unknown and someone extends the
@@ -441,4 +443,30 @@ func Sizes() map[string]Size {
 		m[k] = v
 	}
 	return m
+}
+
+// RentURL is where an Azure VM is created (the portal's create page).
+const RentURL = "https://portal.azure.com/#create/Microsoft.VirtualMachine"
+
+// sizeVCPUs reads the vCPU count an Azure size name states: Microsoft's
+// naming convention puts the number of vCPUs after the family letters
+// (https://learn.microsoft.com/azure/virtual-machines/vm-naming-conventions:
+// "Standard_NC24ads_A100_v4" 24, "Standard_ND96isr_H100_v5" 96). A
+// constrained-vCPU size ("Standard_E8-4s_v5") states its active vCPUs
+// after the dash.
+var sizeVCPUs = regexp.MustCompile(`^Standard_[A-Z]+(\d+)(?:-(\d+))?`)
+
+// SizeVCPUs is the vCPUs of an Azure size name, 0 when the name states
+// none.
+func SizeVCPUs(sku string) float64 {
+	m := sizeVCPUs.FindStringSubmatch(sku)
+	if m == nil {
+		return 0
+	}
+	n := m[1]
+	if m[2] != "" {
+		n = m[2]
+	}
+	v, _ := strconv.ParseFloat(n, 64)
+	return v
 }

@@ -600,3 +600,33 @@ func TestLookup_NewSizes(t *testing.T) {
 		}
 	}
 }
+
+// The vCPUs a size name states (Microsoft's naming convention): the
+// number after the family letters, or the active vCPUs of a constrained
+// size after the dash; and every mapped size of the fixture carries it and
+// the portal page to create it.
+func TestSizeVCPUs(t *testing.T) {
+	for sku, want := range map[string]float64{
+		"Standard_NC24ads_A100_v4": 24, "Standard_ND96isr_H100_v5": 96, "Standard_NV6ads_A10_v5": 6,
+		"Standard_NC4as_T4_v3": 4, "Standard_E8-4s_v5": 4, "Standard_": 0, "Basic_A1": 0,
+	} {
+		if got := azure.SizeVCPUs(sku); got != want {
+			t.Errorf("%s: %v vCPUs, want %v", sku, got, want)
+		}
+	}
+	res := scrapertest.ScrapeFixtures(t, "azure")
+	nr, _ := scrapertest.Normalize("azure", res)
+	n := 0
+	for _, o := range nr.Offers {
+		if o.Card == "" {
+			continue
+		}
+		n++
+		if o.VCPUs <= 0 || o.RentURL != azure.RentURL {
+			t.Errorf("%s: %v vCPUs, rent %q", o.Key, o.VCPUs, o.RentURL)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no mapped Azure offer in the fixture")
+	}
+}
