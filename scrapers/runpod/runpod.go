@@ -162,7 +162,7 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				Source: "runpod", OfferID: name + "/" + tier, GPUName: name,
 				GPUCount: g.MaxGpuCount, GPUMemoryGB: g.MemoryInGb,
 				Price: *price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
-				Mode: mode, URL: url,
+				Mode: mode, URL: url, RentURL: RentURL,
 				// A pod takes any count from 1 to maxGpuCount of the type
 				// at the per-GPU price (no GPUCounts: 1..GPUCount).
 				RentUnit:  pricewatch.RentPerGPU,
@@ -184,3 +184,8 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 	}
 	return out, nil
 }
+
+// RentURL is where a pod is deployed (the console's deploy page). The
+// gpuTypes answer states no vCPUs, RAM or disk per GPU type: those are
+// left unstated.
+const RentURL = "https://console.runpod.io/deploy"

@@ -276,3 +276,17 @@ func TestParse_NoID(t *testing.T) {
 	}
 	t.Logf("without id: %d of %d observations map, unknown %v", mapped, len(noID), unknown)
 }
+
+// Every pod offer links the console page where it is deployed, and states
+// no vCPUs or RAM (gpuTypes has none): unstated, not zero-filled guesses.
+func TestScraper_RentPage(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "runpod")
+	if len(res.Observations) == 0 {
+		t.Fatal("no observations")
+	}
+	for _, o := range res.Observations {
+		if o.RentURL != runpod.RentURL || o.VCPUs != 0 || o.RAMGB != 0 {
+			t.Errorf("%s: rent %q, %v vCPUs, %v GB", o.OfferID, o.RentURL, o.VCPUs, o.RAMGB)
+		}
+	}
+}
