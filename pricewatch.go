@@ -235,13 +235,21 @@ type Observation struct {
 	// states one ("High", "3 GPUs free").
 	Available Availability `json:"available,omitempty"`
 	Stock     string       `json:"stock,omitempty"`
-	// VCPUs, RAMGB and DiskGB are what comes with the GPUCount GPUs the
-	// price pays for, where the source states them (0: not stated).
-	// Interconnect is the GPU-to-GPU link the source states for that unit
-	// ("nvlink", "pcie"; empty: not stated, the card's own link applies).
-	// Country is the ISO 3166-1 alpha-2 code of where the offer runs, where
-	// the source (or normalize's region table) says. RentURL is the page
-	// where the offer is rented; URL is where its price was read.
+	// Machine is what comes with the GPUCount GPUs the price pays for,
+	// where the source states it.
+	Machine
+}
+
+// Machine is what comes with an observation's GPUs beyond them, where the
+// source states it: VCPUs, RAMGB and DiskGB of the GPUCount GPUs the price
+// pays for (0: not stated; RAM and disk in GiB where the source counts in
+// binary units, as clouds do, else as it states them); Interconnect the
+// GPU-to-GPU link the source states for that unit ("nvlink", "pcie";
+// empty: not stated, the card's own link applies); Country the ISO
+// 3166-1 alpha-2 code of where it runs (the source's, else normalize's
+// region table); RentURL the page where it is rented (URL is where its
+// price was read).
+type Machine struct {
 	VCPUs        float64 `json:"vcpus,omitempty"`
 	RAMGB        float64 `json:"ram_gb,omitempty"`
 	DiskGB       float64 `json:"disk_gb,omitempty"`
@@ -304,14 +312,8 @@ type Offer struct {
 	// cap and included egress (see Observation).
 	MonthlyCapHours   float64 `json:"monthly_cap_hours,omitempty"`
 	FreeEgressGBMonth float64 `json:"free_egress_gb_month,omitempty"`
-	// VCPUs, RAMGB, DiskGB, Interconnect, Country and RentURL are the
-	// observation's (see Observation): what comes with the offer's GPUs.
-	VCPUs        float64 `json:"vcpus,omitempty"`
-	RAMGB        float64 `json:"ram_gb,omitempty"`
-	DiskGB       float64 `json:"disk_gb,omitempty"`
-	Interconnect string  `json:"interconnect,omitempty"`
-	Country      string  `json:"country,omitempty"`
-	RentURL      string  `json:"rent_url,omitempty"`
+	// Machine is the observation's: what comes with the offer's GPUs.
+	Machine
 	// FirstSeen is when the offer first appeared; ObservedAt when the
 	// current price was last confirmed by a successful run.
 	FirstSeen  time.Time `json:"first_seen"`

@@ -14,8 +14,9 @@ import (
 // browser test sees only dashes.)
 func TestOffersPage_Details(t *testing.T) {
 	full := pricewatch.Offer{Key: "k1", Source: "lambda", Provider: "lambda", OfferID: "gpu_8x_h100_sxm5", Mode: pricewatch.ModeOnDemand,
-		GPUs: 8, RentUnit: pricewatch.RentFixed, PricePerGPUHour: 2.99, Currency: "USD", VCPUs: 208, RAMGB: 1800, DiskGB: 22000,
-		Interconnect: "nvlink", Country: "US", RentURL: "https://cloud.lambda.ai/instances?type=gpu_8x_h100_sxm5"}
+		GPUs: 8, RentUnit: pricewatch.RentFixed, PricePerGPUHour: 2.99, Currency: "USD",
+		Machine: pricewatch.Machine{VCPUs: 208, RAMGB: 1800, DiskGB: 22000, Interconnect: "nvlink", Country: "US",
+			RentURL: "https://cloud.lambda.ai/instances?type=gpu_8x_h100_sxm5"}}
 	bare := pricewatch.Offer{Key: "k2", Source: "vast", Provider: "vast", OfferID: "123", Mode: pricewatch.ModeSpot, GPUs: 1,
 		RentUnit: pricewatch.RentFixed, PricePerGPUHour: 1.5, Currency: "USD"}
 	st := offersPage{page: page{Title: "Offers", Nav: "offers"}, Card: "H100-80GB-SXM",

@@ -168,12 +168,7 @@ func (c *Catalog) offer(o pricewatch.Observation, at time.Time) (pricewatch.Offe
 		MonthlyCapHours:   o.MonthlyCapHours,
 		FreeEgressGBMonth: o.FreeEgressGBMonth,
 		URL:               o.URL,
-		VCPUs:             o.VCPUs,
-		RAMGB:             o.RAMGB,
-		DiskGB:            o.DiskGB,
-		Interconnect:      o.Interconnect,
-		Country:           o.Country,
-		RentURL:           o.RentURL,
+		Machine:           o.Machine,
 		FirstSeen:         at,
 		ObservedAt:        at,
 	}

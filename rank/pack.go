@@ -261,8 +261,8 @@ func (p *Pack) Offer(i int) pricewatch.Offer {
 		ReclaimRisk: p.dict[r.reclaim], URL: p.dict[r.url], Bid: r.flags&rowBid != 0,
 		StoragePerGBMonth: r.storage, EgressPerGB: r.egress,
 		MonthlyCapHours: r.capHours, FreeEgressGBMonth: r.freeEgress,
-		VCPUs: r.vcpus, RAMGB: r.ramGB, DiskGB: r.diskGB,
-		Interconnect: p.dict[r.interconnect], Country: p.dict[r.country], RentURL: p.dict[r.rentURL],
+		Machine: pricewatch.Machine{VCPUs: r.vcpus, RAMGB: r.ramGB, DiskGB: r.diskGB,
+			Interconnect: p.dict[r.interconnect], Country: p.dict[r.country], RentURL: p.dict[r.rentURL]},
 		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
 	}
 	if r.flags&rowHasRel != 0 {

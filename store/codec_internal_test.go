@@ -19,7 +19,7 @@ func TestOfferCodec_RoundTrip(t *testing.T) {
 		GPUs: 2, RentUnit: pricewatch.RentFixed, GPUCounts: []int{2}, RentUnitGPUs: 2, UnitPricePerHour: 0.33, Mode: pricewatch.ModeSpot,
 		PricePerGPUHour: 0.165, Currency: "USD", Reliability: &rel, Bid: true, StoragePerGBMonth: 0.2, EgressPerGB: 0.0039, MonthlyCapHours: 672, FreeEgressGBMonth: 10240,
 		Available: pricewatch.AvailableYes, FirstSeen: at, ObservedAt: at,
-		VCPUs: 32, RAMGB: 128.5, DiskGB: 500, Interconnect: "pcie", Country: "US", RentURL: "https://cloud.vast.ai/?offer=1"}
+		Machine: pricewatch.Machine{VCPUs: 32, RAMGB: 128.5, DiskGB: 500, Interconnect: "pcie", Country: "US", RentURL: "https://cloud.vast.ai/?offer=1"}}
 	plain := pricewatch.Offer{Source: "aws", Provider: "aws", OfferID: "p5", Card: "H100-80GB-SXM", GPUs: 8, RentUnit: pricewatch.RentFixed,
 		GPUCounts: []int{8}, RentUnitGPUs: 8, Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 6.88, Currency: "USD",
 		Available: pricewatch.AvailableUnknown, FirstSeen: at, ObservedAt: at}

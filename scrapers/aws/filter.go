@@ -184,7 +184,7 @@ func (m *matcher) observation(instanceType string, c count, mc machine, md price
 		// An instance type is rented whole, with the GPU count its row
 		// states (a fractional size: one share of one GPU).
 		RentUnit: pricewatch.RentFixed,
-		VCPUs:    mc.vcpus, RAMGB: mc.ramGiB, DiskGB: mc.diskGB, RentURL: rentURL(m.f.Source),
+		Machine:  pricewatch.Machine{VCPUs: mc.vcpus, RAMGB: mc.ramGiB, DiskGB: mc.diskGB, RentURL: rentURL(m.f.Source)},
 	}
 	if !c.told {
 		o.GPUName, o.GPUCount, o.GPUMemoryGB, o.RentUnit = instanceType, 1, 0, ""

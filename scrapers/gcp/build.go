@@ -100,7 +100,7 @@ func price(m Machine, g Rate, parts map[rateKey]Rate) (pricewatch.Observation, [
 		RentUnit: pricewatch.RentFixed,
 		// The shape's vCPUs, memory (GiB, as Google prices it) and bundled
 		// Local SSD (machines.csv, per GPU for an N1 share: scaled below).
-		VCPUs: m.VCPUs, RAMGB: m.MemoryGB, DiskGB: m.LocalSSDGB, RentURL: RentURL,
+		Machine: pricewatch.Machine{VCPUs: m.VCPUs, RAMGB: m.MemoryGB, DiskGB: m.LocalSSDGB, RentURL: RentURL},
 	}
 	if o.GPUName == "" {
 		o.GPUName = g.Name // no card yet: the unknown report names the GPU

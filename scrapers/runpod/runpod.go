@@ -162,7 +162,7 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 				Source: "runpod", OfferID: name + "/" + tier, GPUName: name,
 				GPUCount: g.MaxGpuCount, GPUMemoryGB: g.MemoryInGb,
 				Price: *price, Currency: "USD", Unit: pricewatch.PerHour, PerGPU: true,
-				Mode: mode, URL: url, RentURL: RentURL,
+				Mode: mode, URL: url, Machine: pricewatch.Machine{RentURL: RentURL},
 				// A pod takes any count from 1 to maxGpuCount of the type
 				// at the per-GPU price (no GPUCounts: 1..GPUCount).
 				RentUnit:  pricewatch.RentPerGPU,
