@@ -51,6 +51,7 @@ type Pipeline struct {
 
 	getenv     func(string) string
 	onProgress func(scrapers.Progress)
+	onOffers   func(int)
 	// disabled holds enabled sources that cannot run as configured (a key
 	// is missing), with the reason; they are not scheduled.
 	disabled map[string]string
@@ -88,6 +89,9 @@ type Options struct {
 	// looks for it in the channel (0: alerts.DefaultSettle; tests with a
 	// fast fake Slack shorten it).
 	DeliverySettle time.Duration
+	// OnOffers receives the number of offers held after a run changed
+	// them (the daemon sizes its memory limit from it).
+	OnOffers func(int)
 }
 
 // New builds a pipeline over an open store. It writes nothing: Init does.
@@ -103,7 +107,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(),
-		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress,
+		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress, onOffers: opt.OnOffers,
 		disabled: map[string]string{},
 	}
 	for _, name := range cfg.SourceNames() {
@@ -277,6 +281,17 @@ func (p *Pipeline) loadPacks() error {
 	p.packs = packs
 	p.packMu.Unlock()
 	return nil
+}
+
+// heldOffers is the number of offers in every source's pack.
+func (p *Pipeline) heldOffers() int {
+	p.packMu.Lock()
+	defer p.packMu.Unlock()
+	n := 0
+	for _, pk := range p.packs {
+		n += pk.Len()
+	}
+	return n
 }
 
 // pack is a source's current offers (nil when it has none).
@@ -482,6 +497,9 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	} else if run.OK && run.Held == "" {
 		// The store filled in the offers' times as it recorded them.
 		p.setPack(name, rr.Offers, rr.Keep)
+		if p.onOffers != nil {
+			p.onOffers(p.heldOffers())
+		}
 	}
 	if len(rr.Offers) >= bigRun {
 		// A big run leaves its parse and diff behind as garbage: return
