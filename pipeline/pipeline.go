@@ -475,7 +475,7 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	run := pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}
 	var rr store.RunResult
 	if err == nil {
-		rr, err = p.check(name, res, start)
+		rr, err = p.check(name, &res, start)
 	}
 	if err != nil {
 		// The error names its source wherever it ends up (logs, /v1/sources).
@@ -563,7 +563,10 @@ const bigRun = 20_000
 // parse; fewer means a layout change, not a market that emptied.
 const MinKeepRatio = 0.5
 
-func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.RunResult, error) {
+// check normalizes and judges a run's result; it drops the observations
+// once they are normalized (at 1M offers they are 408 MB the gate and the
+// store need no more).
+func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store.RunResult, error) {
 	rr := store.RunResult{Rates: res.Rates}
 	if res.Rates != nil {
 		for _, cur := range []string{"USD", "CNY"} {
@@ -577,9 +580,11 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 		return rr, nil
 	}
 	nr := p.catalog.Normalize(res.Observations, at)
+	parsed := len(res.Observations)
+	res.Observations = nil
 	rr.Run.Invalid = nr.InvalidCount
 	if len(nr.Offers) == 0 {
-		return rr, fmt.Errorf("no valid offer among %d parsed: %w", len(res.Observations), nr.Invalid)
+		return rr, fmt.Errorf("no valid offer among %d parsed: %w", parsed, nr.Invalid)
 	}
 	if nr.Invalid != nil {
 		p.log.Warn("observations rejected", "source", name, "invalid", nr.InvalidCount, "err", nr.Invalid)

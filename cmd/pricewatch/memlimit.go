@@ -25,7 +25,7 @@ import (
 // the runtime reads it and pricewatch leaves it alone.
 const (
 	memBase     = 64 << 20  // the process with an empty catalog
-	memPerOffer = 2 << 10   // per stored offer: its pack, its parse and diff in a run
+	memPerOffer = 1536      // per stored offer: its pack, its parse and diff in a run
 	memFloor    = 160 << 20 // never below the limit that held at 100k
 )
 

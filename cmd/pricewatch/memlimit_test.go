@@ -12,16 +12,16 @@ func TestMemoryLimit(t *testing.T) {
 		machine int64
 		want    int64
 	}{
-		// 64 MiB + 100 × 2 KiB is below the floor.
+		// 64 MiB + 100 × 1.5 KiB is below the floor.
 		{"small catalog", 100, 24 * gib, 160 * mib},
 		{"small catalog, unknown machine", 100, 0, 160 * mib},
-		// 64 MiB + 100,000 × 2 KiB = 64 + 195.3125 MiB.
-		{"100k offers", 100_000, 24 * gib, 64*mib + 100_000*2048},
-		// 64 MiB + 1,000,000 × 2 KiB = 2017.25 MiB.
-		{"1M offers", 1_000_000, 24 * gib, 64*mib + 1_000_000*2048},
-		// Half of a 2 GiB cgroup: 1 GiB, below the 2017 MiB the catalog asks.
+		// 64 MiB + 100,000 × 1536 B = 64 + 146.48 MiB.
+		{"100k offers", 100_000, 24 * gib, 64*mib + 100_000*1536},
+		// 64 MiB + 1,000,000 × 1536 B = 1528.8 MiB.
+		{"1M offers", 1_000_000, 24 * gib, 64*mib + 1_000_000*1536},
+		// Half of a 2 GiB cgroup: 1 GiB, below the 1529 MiB the catalog asks.
 		{"1M offers in a 2 GiB cgroup", 1_000_000, 2 * gib, gib},
-		{"1M offers, unknown machine", 1_000_000, 0, 64*mib + 1_000_000*2048},
+		{"1M offers, unknown machine", 1_000_000, 0, 64*mib + 1_000_000*1536},
 		// Nothing stored: a quarter of 24 GiB.
 		{"first scrape", 0, 24 * gib, 6 * gib},
 		{"first scrape, unknown machine", 0, 0, 160 * mib},
