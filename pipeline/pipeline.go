@@ -283,6 +283,13 @@ func (p *Pipeline) loadPacks() error {
 	return nil
 }
 
+// runsInFlight is the number of source runs going on (this one included).
+func (p *Pipeline) runsInFlight() int {
+	n := 0
+	p.running.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
 // heldOffers is the number of offers in every source's pack.
 func (p *Pipeline) heldOffers() int {
 	p.packMu.Lock()
@@ -497,7 +504,11 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	} else if run.OK && run.Held == "" {
 		// The store filled in the offers' times as it recorded them.
 		p.setPack(name, rr.Offers, rr.Keep)
-		if p.onOffers != nil {
+		if p.onOffers != nil && p.runsInFlight() == 1 {
+			// Only the last of concurrent runs reports: a small source
+			// finishing first would size the memory limit for a catalog
+			// without the big run still going (a first scrape of 1M
+			// offers then ran under 160 MiB).
 			p.onOffers(p.heldOffers())
 		}
 	}
