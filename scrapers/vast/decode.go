@@ -647,6 +647,12 @@ func ParseReader(r io.Reader, url string, emit func(pricewatch.Observation)) err
 			}
 		}
 	}
+	return verdict(success, eText, msg, sawOffers, n)
+}
+
+// verdict is what a whole answer says: Vast's error envelope, no offers
+// list, or no offer parsed from it.
+func verdict(success *bool, eText, msg string, sawOffers bool, n int) error {
 	if success != nil && !*success || !sawOffers && (eText != "" || msg != "") {
 		return fmt.Errorf("vast error: %s: %s", eText, msg)
 	}

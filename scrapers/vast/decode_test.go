@@ -95,16 +95,7 @@ func parseStd(r io.Reader, url string, emit func(pricewatch.Observation)) error 
 	if _, err := dec.Token(); err != nil {
 		return bad(err)
 	}
-	if success != nil && !*success || !sawOffers && (eText != "" || msg != "") {
-		return fmt.Errorf("vast error: %s: %s", eText, msg)
-	}
-	if !sawOffers {
-		return fmt.Errorf("%w: no offers list", scrapers.ErrNothingParsed)
-	}
-	if n == 0 {
-		return scrapers.ErrNothingParsed
-	}
-	return nil
+	return verdict(success, eText, msg, sawOffers, n)
 }
 
 // decodeBoth runs both decoders over body (the scanner also one byte per
