@@ -5,9 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,63 +84,69 @@ func Exportable(snap *rank.Snapshot, o pricewatch.Offer, cat *normalize.Catalog,
 }
 
 // ExportRows are the catalog rows of the snapshot's exportable offers
-// (of one provider when provider is set), by provider, instance, location.
-// Offers whose currency cannot be converted to USD are left out.
+// (of one provider when provider is set), in EachExportRow's order.
 func ExportRows(snap *rank.Snapshot, provider string) []ExportRow {
-	cat := normalize.DefaultCatalog()
-	var out []ExportRow
-	direct := map[string]bool{}
-	for o := range snap.Offers() {
-		if o.Source == o.Provider {
-			direct[o.Provider+"\x00"+string(o.Mode)] = true
+	return slices.Collect(EachExportRow(snap, provider))
+}
+
+// EachExportRow yields the catalog rows of the snapshot's exportable
+// offers (of one provider when provider is set) one at a time, in the
+// snapshot's own order: by source name, then by offer key (each source's
+// offers are held sorted by key), so no row waits for the others to be
+// collected and sorted (at 1M offers that held every row before the
+// first was written). Offers whose currency cannot be converted to USD
+// are left out.
+func EachExportRow(snap *rank.Snapshot, provider string) iter.Seq[ExportRow] {
+	return func(yield func(ExportRow) bool) {
+		cat := normalize.DefaultCatalog()
+		direct := map[string]bool{}
+		for o := range snap.Offers() {
+			if o.Source == o.Provider {
+				direct[o.Provider+"\x00"+string(o.Mode)] = true
+			}
+		}
+		for o := range snap.Offers() {
+			if (provider != "" && o.Provider != provider) || !Exportable(snap, o, cat, direct) {
+				continue
+			}
+			row, ok := exportRow(snap, cat, o)
+			if ok && !yield(row) {
+				return
+			}
 		}
 	}
-	for o := range snap.Offers() {
-		if (provider != "" && o.Provider != provider) || !Exportable(snap, o, cat, direct) {
-			continue
-		}
-		usd, err := snap.Rates.Convert(o.UnitPricePerHour, o.Currency, "USD")
-		if err != nil {
-			continue
-		}
-		card, _ := cat.Card(o.Card)
-		counts := o.GPUCounts
-		if counts == nil {
-			counts = []int{}
-		}
-		region := o.Region
-		if region == "" {
-			// gpuhunt's loader refuses an empty location; the placeholder
-			// is a word, so it needs no neutralising quote (a "-" would).
-			region = UnknownLocation
-		}
-		avail := string(o.Available)
-		if avail == "" {
-			avail = string(pricewatch.AvailableUnknown)
-		}
-		out = append(out, ExportRow{
-			Provider: o.Provider, InstanceName: o.OfferID, Location: region, Price: usd,
-			GPUCount: o.RentUnitGPUs, GPUName: GPUHuntName(card), GPUMemory: card.MemoryGB,
-			Spot: o.Mode == pricewatch.ModeSpot, GPUVendor: strings.ToLower(card.Vendor), Flags: []string{}, CPUArch: cpuArch(card),
-			Data: ExportData{Provider: o.Provider, Key: o.Key, Source: o.Source, Card: o.Card, Mode: o.Mode, RentUnit: string(o.RentUnit), GPUCounts: counts,
-				Currency: o.Currency, PricePerGPUHour: o.PricePerGPUHour, Available: avail, Stock: o.Stock,
-				ObservedAt: o.ObservedAt, URL: o.URL},
-		})
+}
+
+// exportRow is an exportable offer's catalog row; false when its currency
+// cannot be converted to USD.
+func exportRow(snap *rank.Snapshot, cat *normalize.Catalog, o pricewatch.Offer) (ExportRow, bool) {
+	usd, err := snap.Rates.Convert(o.UnitPricePerHour, o.Currency, "USD")
+	if err != nil {
+		return ExportRow{}, false
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Provider != b.Provider {
-			return a.Provider < b.Provider
-		}
-		if a.InstanceName != b.InstanceName {
-			return a.InstanceName < b.InstanceName
-		}
-		if a.Location != b.Location {
-			return a.Location < b.Location
-		}
-		return a.Data.Key < b.Data.Key
-	})
-	return out
+	card, _ := cat.Card(o.Card)
+	counts := o.GPUCounts
+	if counts == nil {
+		counts = []int{}
+	}
+	region := o.Region
+	if region == "" {
+		// gpuhunt's loader refuses an empty location; the placeholder
+		// is a word, so it needs no neutralising quote (a "-" would).
+		region = UnknownLocation
+	}
+	avail := string(o.Available)
+	if avail == "" {
+		avail = string(pricewatch.AvailableUnknown)
+	}
+	return ExportRow{
+		Provider: o.Provider, InstanceName: o.OfferID, Location: region, Price: usd,
+		GPUCount: o.RentUnitGPUs, GPUName: GPUHuntName(card), GPUMemory: card.MemoryGB,
+		Spot: o.Mode == pricewatch.ModeSpot, GPUVendor: strings.ToLower(card.Vendor), Flags: []string{}, CPUArch: cpuArch(card),
+		Data: ExportData{Provider: o.Provider, Key: o.Key, Source: o.Source, Card: o.Card, Mode: o.Mode, RentUnit: string(o.RentUnit), GPUCounts: counts,
+			Currency: o.Currency, PricePerGPUHour: o.PricePerGPUHour, Available: avail, Stock: o.Stock,
+			ObservedAt: o.ObservedAt, URL: o.URL},
+	}, true
 }
 
 // GPUHuntName is a card's name as gpuhunt spells it (A100, H100NVL,
@@ -251,8 +258,9 @@ func WriteExportCSV(w io.Writer, rows []ExportRow) error {
 }
 
 // exportRows are the rows of GET /v1/export.csv and /v1/export.json (of
-// the provider asked for, which must be one the offers name).
-func (s *Server) exportRows(r *http.Request) ([]ExportRow, string, error) {
+// the provider asked for, which must be one the offers name), as they
+// are made.
+func (s *Server) exportRows(r *http.Request) (iter.Seq[ExportRow], string, error) {
 	v, err := s.view()
 	if err != nil {
 		return nil, "", err
@@ -262,17 +270,19 @@ func (s *Server) exportRows(r *http.Request) ([]ExportRow, string, error) {
 		return nil, "", err
 	}
 	provider := q.Get("provider")
-	rows := ExportRows(v.Snapshot, provider)
-	if provider != "" && len(rows) == 0 {
-		known := map[string]bool{}
+	if provider != "" {
+		known := false
 		for o := range v.Snapshot.Offers() {
-			known[o.Provider] = true
+			if o.Provider == provider {
+				known = true
+				break
+			}
 		}
-		if !known[provider] {
+		if !known {
 			return nil, "", pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
 		}
 	}
-	return rows, provider, nil
+	return EachExportRow(v.Snapshot, provider), provider, nil
 }
 
 // exportIdle is how long an export may wait on its client between two
@@ -285,12 +295,13 @@ const exportIdle = 15 * time.Second
 // request's context and two moves of the write deadline.
 const exportBatch = 1024
 
-// streamRows writes the rows one at a time through a buffer to w (the
-// body is never held whole: at 1M offers it was 1.7 GB per request),
+// streamRows writes the rows one at a time, as they are made, through a
+// buffer to w (neither the rows nor the body are ever held whole: at 1M
+// offers the body was 1.7 GB per request),
 // checking the request's context and moving the write deadline every
 // exportBatch rows. A failure after the status line aborts the response
 // (http.ErrAbortHandler), so a cut export never looks complete.
-func (s *Server) streamRows(w http.ResponseWriter, r *http.Request, rows []ExportRow, head func(*bufio.Writer) error, row func(*bufio.Writer, int, ExportRow) error, tail func(*bufio.Writer) error) {
+func (s *Server) streamRows(w http.ResponseWriter, r *http.Request, rows iter.Seq[ExportRow], head func(*bufio.Writer) error, row func(*bufio.Writer, int, ExportRow) error, tail func(*bufio.Writer) error) {
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Now().Add(exportIdle)) // not supported by every writer (tests): then the server's own
 	w.WriteHeader(http.StatusOK)
@@ -302,7 +313,8 @@ func (s *Server) streamRows(w http.ResponseWriter, r *http.Request, rows []Expor
 	if err := head(bw); err != nil {
 		fail(err)
 	}
-	for i, x := range rows {
+	i := 0
+	for x := range rows {
 		if i%exportBatch == 0 {
 			if err := r.Context().Err(); err != nil {
 				fail(err)
@@ -312,6 +324,7 @@ func (s *Server) streamRows(w http.ResponseWriter, r *http.Request, rows []Expor
 		if err := row(bw, i, x); err != nil {
 			fail(err)
 		}
+		i++
 	}
 	if err := tail(bw); err != nil {
 		fail(err)

@@ -310,7 +310,7 @@ func outsideMarket(in gateIn, cells map[string]*cell) (*store.Level, string) {
 // factor, a new offer beyond the band around its card's accepted range,
 // or the offers of a card new to the source beyond the market's band.
 func holdOutliers(in gateIn, out gateOut, anchor *store.Anchor, cells map[string]*cell) gateOut {
-	out.offers = nil
+	out.offers = make([]pricewatch.Offer, 0, len(in.next)) // most are kept: one allocation
 	out.heldState = map[string]store.HeldState{}
 	offMarket := map[string]string{} // cell key → why
 	for k, c := range cells {

@@ -52,6 +52,7 @@ type Pipeline struct {
 
 	getenv     func(string) string
 	onProgress func(scrapers.Progress)
+	onOffers   func(int)
 	// disabled holds enabled sources that cannot run as configured (a key
 	// is missing), with the reason; they are not scheduled.
 	disabled map[string]string
@@ -89,6 +90,9 @@ type Options struct {
 	// looks for it in the channel (0: alerts.DefaultSettle; tests with a
 	// fast fake Slack shorten it).
 	DeliverySettle time.Duration
+	// OnOffers receives the number of offers held after a run changed
+	// them (the daemon sizes its memory limit from it).
+	OnOffers func(int)
 }
 
 // New builds a pipeline over an open store. It writes nothing: Init does.
@@ -104,7 +108,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(),
-		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress,
+		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress, onOffers: opt.OnOffers,
 		disabled: map[string]string{},
 	}
 	for _, name := range cfg.SourceNames() {
@@ -282,6 +286,24 @@ func (p *Pipeline) loadPacks() error {
 	p.packs = packs
 	p.packMu.Unlock()
 	return nil
+}
+
+// runsInFlight is the number of source runs going on (this one included).
+func (p *Pipeline) runsInFlight() int {
+	n := 0
+	p.running.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// heldOffers is the number of offers in every source's pack.
+func (p *Pipeline) heldOffers() int {
+	p.packMu.Lock()
+	defer p.packMu.Unlock()
+	n := 0
+	for _, pk := range p.packs {
+		n += pk.Len()
+	}
+	return n
 }
 
 // pack is a source's current offers (nil when it has none).
@@ -465,7 +487,7 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	run := pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}
 	var rr store.RunResult
 	if err == nil {
-		rr, err = p.check(name, res, start)
+		rr, err = p.check(name, &res, start)
 	}
 	if err != nil {
 		// The error names its source wherever it ends up (logs, /v1/sources).
@@ -487,6 +509,13 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	} else if run.OK && run.Held == "" {
 		// The store filled in the offers' times as it recorded them.
 		p.setPack(name, rr.Offers, rr.Keep)
+		if p.onOffers != nil && p.runsInFlight() == 1 {
+			// Only the last of concurrent runs reports: a small source
+			// finishing first would size the memory limit for a catalog
+			// without the big run still going (a first scrape of 1M
+			// offers then ran under 160 MiB).
+			p.onOffers(p.heldOffers())
+		}
 	}
 	if len(rr.Offers) >= bigRun {
 		// A big run leaves its parse and diff behind as garbage: return
@@ -550,7 +579,10 @@ const bigRun = 20_000
 // parse; fewer means a layout change, not a market that emptied.
 const MinKeepRatio = 0.5
 
-func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.RunResult, error) {
+// check normalizes and judges a run's result; it drops the observations
+// once they are normalized (at 1M offers they are 408 MB the gate and the
+// store need no more).
+func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store.RunResult, error) {
 	rr := store.RunResult{Rates: res.Rates}
 	if res.Rates != nil {
 		for _, cur := range []string{"USD", "CNY"} {
@@ -564,9 +596,11 @@ func (p *Pipeline) check(name string, res scrapers.Result, at time.Time) (store.
 		return rr, nil
 	}
 	nr := p.catalog.Normalize(res.Observations, at)
+	parsed := len(res.Observations)
+	res.Observations = nil
 	rr.Run.Invalid = nr.InvalidCount
 	if len(nr.Offers) == 0 {
-		return rr, fmt.Errorf("no valid offer among %d parsed: %w", len(res.Observations), nr.Invalid)
+		return rr, fmt.Errorf("no valid offer among %d parsed: %w", parsed, nr.Invalid)
 	}
 	if nr.Invalid != nil {
 		p.log.Warn("observations rejected", "source", name, "invalid", nr.InvalidCount, "err", nr.Invalid)

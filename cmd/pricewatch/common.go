@@ -259,8 +259,18 @@ func (c *common) openUninitialized(cfg *config.Config, log *slog.Logger, reg pro
 	if s.store, err = openStore(cfg.DB, false); err != nil {
 		return fail(err)
 	}
+	// The memory limit is sized from the stored catalog, and again as runs
+	// change it (memlimit.go).
+	stored := 0
+	if h, err := s.store.Health(); err == nil {
+		for _, sh := range h {
+			stored += sh.Offers
+		}
+	}
+	memLimit.size(log, stored)
 	s.pipe, err = pipeline.New(cfg, s.store, pipeline.Options{
 		Notifier: notifier(cfg), Logger: log, Registry: reg, Getenv: c.getenv(), OnProgress: onProgress,
+		OnOffers: func(n int) { memLimit.size(log, n) },
 	})
 	if err != nil {
 		return fail(err)

@@ -8,12 +8,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -47,6 +46,8 @@ func init() {
 type Scraper struct {
 	// Limit is the number of offers the search asks for (default 1000).
 	Limit int `yaml:"limit"`
+	// last is the observations of the last run: the next one's capacity.
+	last atomic.Int64
 }
 
 // Query is the search body: the one the vastai CLI sends for
@@ -80,25 +81,14 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 		return scrapers.Result{}, err
 	}
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	// A large answer is decoded as it arrives, one offer at a time: a
-	// search of 50k offers answers over 100 MB, which is never held whole.
-	// A small one is read first and decoded after the request, as before.
-	var (
-		obs   []pricewatch.Observation
-		small []byte
-	)
+	// The answer is decoded as it arrives, one offer at a time: a search
+	// of 50k offers answers over 100 MB, which is never held whole. The
+	// observations go into a slice of the last run's size.
+	var obs []pricewatch.Observation
 	err = env.Stream(ctx, c, scrapers.Request{Method: http.MethodPost, URL: env.URL(), Body: body, Header: hdr},
 		func(r io.Reader) error {
-			obs, small = obs[:0], nil
-			head, err := io.ReadAll(io.LimitReader(r, holdBelow+1))
-			if err != nil {
-				return err
-			}
-			if len(head) <= holdBelow {
-				small = head
-				return nil
-			}
-			return ParseReader(io.MultiReader(bytes.NewReader(head), r), env.URL(), func(o pricewatch.Observation) {
+			obs = make([]pricewatch.Observation, 0, s.last.Load())
+			return ParseReader(r, env.URL(), func(o pricewatch.Observation) {
 				obs = append(obs, o)
 				if o.Mode == pricewatch.ModeOnDemand {
 					env.AddOffers(1)
@@ -108,17 +98,9 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	if small != nil {
-		if obs, err = Parse(small, env.URL()); err != nil {
-			return scrapers.Result{}, err
-		}
-	}
+	s.last.Store(int64(len(obs)))
 	return scrapers.Result{Observations: obs}, nil
 }
-
-// holdBelow is the size up to which an answer is read whole before it is
-// decoded; a larger one is decoded as a stream.
-const holdBelow = 8 << 20
 
 type offer struct {
 	ID          int64    `json:"id"`
@@ -158,98 +140,6 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// ParseReader decodes an offer search answer as a stream, one offer of the
-// "offers" array at a time, and hands each observation to emit. The
-// answer's other keys are skipped, except the error envelope
-// ({"success": false, "error": …, "msg": …}), which is an error.
-func ParseReader(r io.Reader, url string, emit func(pricewatch.Observation)) error {
-	dec := json.NewDecoder(r)
-	bad := func(err error) error { return fmt.Errorf("decode JSON: %w", err) }
-	tok, err := dec.Token()
-	if errors.Is(err, io.EOF) {
-		return scrapers.ErrEmptyBody
-	}
-	if err != nil {
-		return bad(err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return bad(fmt.Errorf("the answer is not an object (starts with %v)", tok))
-	}
-	var (
-		success    *bool
-		eText, msg string
-		sawOffers  bool
-		n          int
-	)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return bad(err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "offers":
-			tok, err := dec.Token()
-			if err != nil {
-				return bad(err)
-			}
-			if tok == nil {
-				continue // "offers": null
-			}
-			if d, ok := tok.(json.Delim); !ok || d != '[' {
-				return bad(fmt.Errorf("offers is not a list (%v)", tok))
-			}
-			sawOffers = true
-			for dec.More() {
-				var o offer
-				if err := dec.Decode(&o); err != nil {
-					return bad(err)
-				}
-				n += observe(o, url, emit)
-			}
-			if _, err := dec.Token(); err != nil {
-				return bad(err)
-			}
-		case "success":
-			if err := dec.Decode(&success); err != nil {
-				return bad(err)
-			}
-		case "error", "msg":
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return bad(err)
-			}
-			var v string
-			if json.Unmarshal(raw, &v) != nil {
-				v = string(raw)
-			}
-			if key == "error" {
-				eText = v
-			} else {
-				msg = v
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return bad(err)
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return bad(err)
-	}
-	if success != nil && !*success || !sawOffers && (eText != "" || msg != "") {
-		return fmt.Errorf("vast error: %s: %s", eText, msg)
-	}
-	if !sawOffers {
-		return fmt.Errorf("%w: no offers list", scrapers.ErrNothingParsed)
-	}
-	if n == 0 {
-		return scrapers.ErrNothingParsed
-	}
-	return nil
 }
 
 // SpotAboveOnDemand is the stock note of an interruptible offer whose
