@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -122,6 +123,15 @@ type offer struct {
 	StorageCost  float64 `json:"storage_cost"`
 	StorageTotal float64 `json:"storage_total_cost"`
 	InetUpCost   float64 `json:"inet_up_cost"`
+	// CPUCores are the host's cores and CPUCoresEff the offer's share of
+	// them (cpu_cores × gpu_frac); CPURAM is the host's RAM in MB and
+	// DiskSpace the disk the offer can have, GB. gpuhunt's vastai
+	// provider reads them the same way (memory = cpu_ram ×
+	// cpu_cores_effective / cpu_cores / 1000).
+	CPUCores    float64 `json:"cpu_cores"`
+	CPUCoresEff float64 `json:"cpu_cores_effective"`
+	CPURAM      float64 `json:"cpu_ram"`
+	DiskSpace   float64 `json:"disk_space"`
 	// Rentable is false for an offer that cannot be rented now (the query
 	// asks for rentable ones; an answer may still list others).
 	Rentable *bool `json:"rentable"`
@@ -165,6 +175,7 @@ func observe(o offer, url string, emit func(pricewatch.Observation)) int {
 	n := 0
 	name := MemoryVariant(GPUName(o.GPUName, o.NumGPUs, o.TotalFLOPS, o.BWNVLink, o.MaxPowerW), o.GPUMemBW)
 	id := strconv.FormatInt(o.ID, 10)
+	machine := machineOf(o)
 	add := func(mode pricewatch.Mode, price float64) {
 		if !(price > 0) {
 			return
@@ -186,6 +197,7 @@ func observe(o offer, url string, emit func(pricewatch.Observation)) int {
 			// the offer's share of the host, not a fraction of a GPU).
 			RentUnit: pricewatch.RentFixed, Available: a, Stock: stock,
 			Bid: mode == pricewatch.ModeSpot, StoragePerGBMonth: max(o.StorageCost, 0), EgressPerGB: max(o.InetUpCost, 0),
+			Machine: machine,
 		})
 	}
 	add(pricewatch.ModeOnDemand, o.DPHTotal)
@@ -269,3 +281,32 @@ func GPUName(name string, gpus int, totalFLOPS, nvlinkGBs, maxPowerW float64) st
 	}
 	return name + " " + form
 }
+
+// machineOf is what comes with an offer's GPUs: its share of the host's
+// cores, RAM in GB (the host's MB × the share of the cores, / 1000) and
+// disk, the country its geolocation ends with ("Texas, US"), and Vast's
+// create page (the console lists offers by search, not by a link per
+// offer). A field Vast leaves null or zero is not stated.
+func machineOf(o offer) pricewatch.Machine {
+	m := pricewatch.Machine{RentURL: RentURL}
+	if o.CPUCoresEff > 0 && o.CPUCoresEff < 1e5 {
+		m.VCPUs = o.CPUCoresEff
+		if o.CPUCores > 0 && o.CPURAM > 0 {
+			m.RAMGB = math.Round(o.CPURAM*o.CPUCoresEff/o.CPUCores) / 1000
+		}
+	}
+	if o.DiskSpace > 0 && o.DiskSpace < 1e7 {
+		m.DiskGB = o.DiskSpace
+	}
+	if i := strings.LastIndex(o.Geolocation, ","); i >= 0 {
+		if c := strings.TrimSpace(o.Geolocation[i+1:]); len(c) == 2 {
+			m.Country = c
+		}
+	} else if c := strings.TrimSpace(o.Geolocation); len(c) == 2 {
+		m.Country = c
+	}
+	return m
+}
+
+// RentURL is where a Vast instance is created from the offers found.
+const RentURL = "https://cloud.vast.ai/create/"

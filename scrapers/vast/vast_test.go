@@ -291,3 +291,27 @@ func TestObserve_SpotAboveOnDemand(t *testing.T) {
 		t.Errorf("%d spot offers flagged, want 137", n)
 	}
 }
+
+// What comes with an offer's GPUs (fixtures/vast/bundles.json, offer
+// 13489095: cpu_cores 24, cpu_cores_effective 12.0, cpu_ram 32069 MB,
+// disk_space 785.55, geolocation "South Korea, KR"): 12 vCPUs, 32069 ×
+// 12 / 24 = 16034.5 → 16035 MB = 16.035 GB of RAM, 785.55 GB of disk, KR.
+// Every offer of the fixture with a geolocation gets a two-letter country.
+func TestScraper_MachineDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "vast")
+	var found bool
+	for _, o := range res.Observations {
+		if o.OfferID == "13489095" || strings.HasPrefix(o.OfferID, "13489095/") {
+			found = true
+			if o.VCPUs != 12 || o.RAMGB != 16.035 || o.DiskGB != 785.55 || o.Country != "KR" || o.RentURL != vast.RentURL {
+				t.Errorf("%s: %v vCPUs, %v GB RAM, %v GB disk, country %q, rent %q", o.OfferID, o.VCPUs, o.RAMGB, o.DiskGB, o.Country, o.RentURL)
+			}
+		}
+		if o.Region != "" && len(o.Country) != 2 {
+			t.Errorf("%s: geolocation %q gave country %q", o.OfferID, o.Region, o.Country)
+		}
+	}
+	if !found {
+		t.Fatal("offer 13489095 not observed")
+	}
+}
