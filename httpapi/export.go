@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,8 +27,9 @@ var ExportColumns = []string{"instance_name", "location", "price", "cpu", "memor
 
 // ExportRow is one rentable offer in gpuhunt's catalog layout: Price is
 // USD per hour of the offer's smallest rentable unit (GPUCount GPUs: a
-// fixed instance whole, a per-GPU offer at its smallest count); CPU and
-// Memory are 0 (pricewatch does not know them); Data carries pricewatch's
+// fixed instance whole, a per-GPU offer at its smallest count); CPU,
+// Memory and DiskSize are what comes with those GPUs where the source
+// states it (0 and no disk where it does not); Data carries pricewatch's
 // own fields (gpuhunt's provider_data).
 type ExportRow struct {
 	Provider     string     `json:"provider"`
@@ -65,6 +67,12 @@ type ExportData struct {
 	Stock           string    `json:"stock,omitempty"`
 	ObservedAt      time.Time `json:"observed_at"`
 	URL             string    `json:"url,omitempty"`
+	// Country, Interconnect and RentURL are the offer's (see
+	// pricewatch.Machine): where it runs, the GPU link it states, the page
+	// where it is rented.
+	Country      string `json:"country,omitempty"`
+	Interconnect string `json:"interconnect,omitempty"`
+	RentURL      string `json:"rent_url,omitempty"`
 }
 
 // UnknownLocation is the location column of an offer without a region.
@@ -139,13 +147,25 @@ func exportRow(snap *rank.Snapshot, cat *normalize.Catalog, o pricewatch.Offer) 
 	if avail == "" {
 		avail = string(pricewatch.AvailableUnknown)
 	}
+	// The offer's details are of its GPUs; the row prices the smallest
+	// rental, so they scale to its GPUs (the same for a fixed instance).
+	k := 1.0
+	if o.GPUs > 0 && o.RentUnitGPUs > 0 {
+		k = float64(o.RentUnitGPUs) / float64(o.GPUs)
+	}
+	var disk *float64
+	if o.DiskGB > 0 {
+		d := o.DiskGB * k
+		disk = &d
+	}
 	return ExportRow{
+		CPU: int(math.Round(o.VCPUs * k)), Memory: o.RAMGB * k, DiskSize: disk,
 		Provider: o.Provider, InstanceName: o.OfferID, Location: region, Price: usd,
 		GPUCount: o.RentUnitGPUs, GPUName: GPUHuntName(card), GPUMemory: card.MemoryGB,
 		Spot: o.Mode == pricewatch.ModeSpot, GPUVendor: strings.ToLower(card.Vendor), Flags: []string{}, CPUArch: cpuArch(card),
 		Data: ExportData{Provider: o.Provider, Key: o.Key, Source: o.Source, Card: o.Card, Mode: o.Mode, RentUnit: string(o.RentUnit), GPUCounts: counts,
 			Currency: o.Currency, PricePerGPUHour: o.PricePerGPUHour, Available: avail, Stock: o.Stock,
-			ObservedAt: o.ObservedAt, URL: o.URL},
+			ObservedAt: o.ObservedAt, URL: o.URL, Country: o.Country, Interconnect: o.Interconnect, RentURL: o.RentURL},
 	}, true
 }
 
@@ -230,7 +250,7 @@ var plainNumber = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$
 // applied to every column, so no column is forgotten; a plain decimal
 // number is left alone: it is read as a number, never as a formula, and a
 // negative one must stay a number for gpuhunt's float() (pricewatch writes
-// none today: prices are positive, cpu and memory 0).
+// none today: prices, vCPUs, memory and disk are positive or 0).
 func neutralizeCell(c string) string {
 	if c == "" || !strings.ContainsRune(formulaStart, rune(c[0])) || plainNumber.MatchString(c) {
 		return c

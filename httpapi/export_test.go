@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"math"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -67,6 +68,7 @@ func TestExport_GPUHuntCatalogCSV(t *testing.T) {
 		t.Fatalf("%d rows, %d rentable hourly offers", len(rows), len(want))
 	}
 	seen := map[string]bool{}
+	stated := map[string]bool{} // sources whose rows state vCPUs
 	for _, r := range rows {
 		var data httpapi.ExportData
 		if err := json.Unmarshal([]byte(r[13]), &data); err != nil {
@@ -81,14 +83,33 @@ func TestExport_GPUHuntCatalogCSV(t *testing.T) {
 		if err != nil || price <= 0 || r[8] != map[bool]string{true: "True", false: "False"}[o.Mode == pricewatch.ModeSpot] {
 			t.Fatalf("row %q", r)
 		}
-		if n, _ := strconv.Atoi(r[5]); n != o.RentUnitGPUs || r[3] != "0" || r[4] != "0.0" || r[12] == "" || r[6] == "" || r[10] == "" {
+		if n, _ := strconv.Atoi(r[5]); n != o.RentUnitGPUs || r[12] == "" || r[6] == "" || r[10] == "" {
 			t.Errorf("row %q for %+v", r, o)
+		}
+		// cpu, memory and disk_size are the offer's details scaled to the
+		// row's GPUs (the smallest rental): 0 and empty where unstated.
+		k := float64(o.RentUnitGPUs) / float64(o.GPUs)
+		cpu, _ := strconv.Atoi(r[3])
+		mem, _ := strconv.ParseFloat(r[4], 64)
+		if cpu != int(math.Round(o.VCPUs*k)) || abs(mem-o.RAMGB*k) > 1e-9 || (o.DiskGB == 0) != (r[9] == "") {
+			t.Errorf("row %q: cpu %s memory %s disk %q for %v vCPUs, %v GB, %v GB disk of %d GPUs", data.Key, r[3], r[4], r[9], o.VCPUs, o.RAMGB, o.DiskGB, o.GPUs)
+		}
+		if o.VCPUs > 0 {
+			stated[o.Source] = true
+		}
+		if data.Country != o.Country || data.RentURL != o.RentURL {
+			t.Errorf("provider_data %s: country %q rent %q, offer's %q %q", data.Key, data.Country, data.RentURL, o.Country, o.RentURL)
 		}
 		if data.Card != o.Card || data.Mode != o.Mode || data.Currency != o.Currency || data.PricePerGPUHour != o.PricePerGPUHour || data.ObservedAt.IsZero() {
 			t.Errorf("provider_data %+v for %s", data, o.Key)
 		}
 		if o.Currency == "USD" && abs(price-o.UnitPricePerHour) > 1e-9*price {
 			t.Errorf("%s: price %v, unit price %v", o.Key, price, o.UnitPricePerHour)
+		}
+	}
+	for _, src := range []string{"vast", "aws", "gcp", "lambda", "azure", "tensordock"} {
+		if !stated[src] {
+			t.Errorf("no %s row states its vCPUs (the cpu column was 0 for every row before)", src)
 		}
 	}
 	// One provider: its rows only; the RunPod L40S at its 1-GPU unit.
