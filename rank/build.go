@@ -119,9 +119,16 @@ func BuildPacks(packs []*Pack, profiles []Profile, workloads []Workload, cat *no
 	}
 	// A large pack is ranked on two goroutines (by workload); small ones
 	// are not worth it.
+	if len(todo) > 0 {
+		s.shapes = make([]map[shapeKey]shapeResult, len(workloads))
+		for wi := range s.shapes {
+			s.shapes[wi] = map[shapeKey]shapeResult{}
+		}
+	}
 	for _, i := range todo {
 		s.parts[i] = s.rankPart(packs[i])
 	}
+	s.shapes = nil
 	s.merge()
 	return s
 }
@@ -188,11 +195,25 @@ type shape struct {
 }
 
 type shapeResult struct {
-	done   bool
-	why    uint8
-	gpus   int
-	rental Rental
-	tps    float64
+	done bool
+	why  uint8
+	gpus int
+	tps  float64
+}
+
+// shapeKey is a shape by value (card id, GPU counts, rent unit): the same
+// in every pack, so one snapshot build evaluates it once per workload for
+// all its parts.
+type shapeKey struct {
+	card, counts, rentUnit string
+}
+
+func countsKey(c []int) string {
+	b := make([]byte, 0, 4*len(c))
+	for _, n := range c {
+		b = append(b, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	}
+	return string(b)
 }
 
 // rankPart ranks one pack for every workload.
@@ -221,6 +242,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 	}
 	shapes := map[shape]int32{}
 	var shapeList []shape
+	var shapeKeys []shapeKey
 	shapeOf := make([]int32, n)
 	// Rows measured on their own provider (or offer) are priced one by one.
 	specific := map[string]bool{}
@@ -279,6 +301,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 				id = int32(len(shapeList))
 				shapes[sh] = id
 				shapeList = append(shapeList, sh)
+				shapeKeys = append(shapeKeys, shapeKey{p.dict[r.card], countsKey(p.counts[r.counts]), p.dict[r.rentUnit]})
 			}
 			shapeOf[i] = id
 		}
@@ -286,6 +309,9 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 	rankWL := func(wi int) {
 		w := s.wl[wi]
 		res := make([]shapeResult, len(shapeList))
+		// Each workload's results are filled by one goroutine at a time
+		// (parts are ranked one after another).
+		shared := s.shapes[wi]
 		pt.wl[wi] = partWL{cost: make([]float64, n), gpus: make([]uint16, n), ex: make([]int32, 32), best: map[uint64]int32{}}
 		wl := &pt.wl[wi]
 		count := func(c uint8) {
@@ -309,7 +335,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 			if why != "" {
 				return shapeResult{done: true, why: whyCode(why)}
 			}
-			return shapeResult{done: true, rental: rt, gpus: rt.GPUs, tps: rt.TokensPerSecond(pr.TokensPerSecond)}
+			return shapeResult{done: true, gpus: rt.GPUs, tps: rt.TokensPerSecond(pr.TokensPerSecond)}
 		}
 		for i := range p.rows {
 			r := &p.rows[i]
@@ -321,7 +347,13 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 			var sr shapeResult
 			if id := shapeOf[i]; id >= 0 {
 				if !res[id].done {
-					res[id] = eval(r)
+					k := shapeKeys[id]
+					sr, ok := shared[k]
+					if !ok {
+						sr = eval(r)
+						shared[k] = sr
+					}
+					res[id] = sr
 				}
 				sr = res[id]
 			} else {

@@ -70,6 +70,10 @@ type PackBuilder struct {
 	counts map[string]uint32
 	sorted bool
 	last   string
+	// keys are the rows' keys in the order added, and common the length of
+	// the prefix they share (for sortRows).
+	keys   []sref
+	common int
 	direct map[uint64]bool
 	// cache is the last string interned per field: offers of one source
 	// repeat their neighbours' providers, modes, currencies and URLs.
@@ -83,7 +87,8 @@ type PackBuilder struct {
 // expected (0 if not known).
 func NewPackBuilder(source string, n int) *PackBuilder {
 	b := &PackBuilder{p: &Pack{source: source, rows: make([]packRow, 0, n), arena: make([]byte, 0, 24*n)},
-		dict: map[string]uint32{"": 0}, counts: map[string]uint32{}, sorted: true, direct: map[uint64]bool{}}
+		dict: map[string]uint32{"": 0}, counts: map[string]uint32{}, sorted: true, direct: map[uint64]bool{},
+		keys: make([]sref, 0, n)}
 	b.p.dict = append(b.p.dict, "") // index 0, which the field caches start at
 	return b
 }
@@ -158,6 +163,17 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 	if b.sorted && len(b.p.rows) > 0 && o.Key < b.last {
 		b.sorted = false
 	}
+	if len(b.keys) == 0 {
+		b.common = len(o.Key)
+	} else {
+		n := min(b.common, len(o.Key))
+		j := 0
+		for j < n && o.Key[j] == b.last[j] {
+			j++
+		}
+		b.common = j
+	}
+	b.keys = append(b.keys, r.key)
 	b.last = b.p.str(r.key)
 	b.p.rows = append(b.p.rows, r)
 	if o.Source == o.Provider {
@@ -169,7 +185,7 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 func (b *PackBuilder) Pack() *Pack {
 	p := b.p
 	if !b.sorted {
-		slices.SortFunc(p.rows, func(x, y packRow) int { return strings.Compare(p.str(x.key), p.str(y.key)) })
+		b.sortRows()
 	}
 	for d := range b.direct {
 		p.direct = append(p.direct, p.dict[d>>32]+"\x00"+p.dict[d&0xffffffff])
@@ -177,8 +193,62 @@ func (b *PackBuilder) Pack() *Pack {
 	slices.Sort(p.direct)
 	p.rows = slices.Clip(p.rows)
 	p.arena = slices.Clip(p.arena)
-	b.p = nil
+	b.p, b.keys = nil, nil
 	return p
+}
+
+// sortRows puts the rows in key order (equal keys in the order they were
+// added). It sorts small (head, index) items rather than the rows
+// (hundreds of bytes each), then moves each row once, in place; a head is
+// the eight bytes of the key after the prefix every key shares, as one
+// integer: a source's keys differ in their tails, so whole keys are
+// compared only on equal heads.
+func (b *PackBuilder) sortRows() {
+	p := b.p
+	type item struct {
+		head uint64 // big-endian, zero-padded
+		i    int32
+	}
+	items := make([]item, len(b.keys))
+	for i, r := range b.keys {
+		k := p.str(r)[b.common:]
+		var h uint64
+		for j := range 8 {
+			h <<= 8
+			if j < len(k) {
+				h |= uint64(k[j])
+			}
+		}
+		items[i] = item{h, int32(i)}
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		if x.head != y.head {
+			return cmp.Compare(x.head, y.head)
+		}
+		// Zero padding puts a key before the longer keys it starts, so
+		// equal heads are decided by the whole keys.
+		return cmp.Or(strings.Compare(p.str(b.keys[x.i]), p.str(b.keys[y.i])), cmp.Compare(x.i, y.i))
+	})
+	// Row j is to be the row items[j].i: follow each cycle of the
+	// permutation, marking the items done.
+	rows := p.rows
+	for j := range items {
+		if items[j].i < 0 {
+			continue
+		}
+		tmp := rows[j]
+		k := j
+		for {
+			src := int(items[k].i)
+			items[k].i = -1
+			if src == j {
+				rows[k] = tmp
+				break
+			}
+			rows[k] = rows[src]
+			k = src
+		}
+	}
 }
 
 // NewPack packs one source's offers.

@@ -1,7 +1,11 @@
 package rank_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +39,42 @@ func TestPack_OfferRoundTrip(t *testing.T) {
 		}
 		if got := p.Offer(j); !reflect.DeepEqual(got, want) {
 			t.Errorf("offer %d:\n got  %+v\n want %+v", i, got, want)
+		}
+	}
+}
+
+// A pack's rows are in key order whatever order its offers came in, equal
+// keys in the order they were added: keys that start each other, share
+// long prefixes, differ past their first eight bytes after the common
+// prefix or only in bytes below and above 0x80 (the sort compares eight
+// bytes as one integer, then whole keys).
+func TestPack_SortsKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	tails := []string{"", "a", "a\x00", "ab", "abcdefgh", "abcdefgh1", "abcdefgh2", "abcdefgi", "\xff", "\x7f", "b"}
+	for round := range 200 {
+		n := 1 + r.IntN(40)
+		prefix := []string{"", "vast/", "vast/offer-"}[r.IntN(3)]
+		offers := make([]pricewatch.Offer, n)
+		for i := range offers {
+			k := prefix + tails[r.IntN(len(tails))]
+			if r.IntN(2) == 0 {
+				k += tails[r.IntN(len(tails))]
+			}
+			offers[i] = pricewatch.Offer{Key: k, Source: "vast", OfferID: fmt.Sprint(i)}
+		}
+		want := slices.Clone(offers)
+		slices.SortStableFunc(want, func(a, b pricewatch.Offer) int { return strings.Compare(a.Key, b.Key) })
+		p := rank.NewPack("vast", offers)
+		var got []string
+		for o := range p.Offers {
+			got = append(got, o.Key+" #"+o.OfferID)
+		}
+		var exp []string
+		for _, o := range want {
+			exp = append(exp, o.Key+" #"+o.OfferID)
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("round %d: rows\n got  %q\n want %q", round, got, exp)
 		}
 	}
 }

@@ -44,6 +44,7 @@ type Snapshot struct {
 	parts     []*part // by source
 	count     int
 	merged    []mergedWL
+	shapes    []map[shapeKey]shapeResult // by workload, while parts are ranked
 	memo      memo
 	refsOnce  sync.Once
 	refs      map[string][]pricewatch.Offer // card → reference rows, cheapest first
