@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -113,12 +114,17 @@ func render(w http.ResponseWriter, name string, code int, data any) error {
 	if err := pages[name].ExecuteTemplate(&b, "layout.html", data); err != nil {
 		return err
 	}
+	return writePage(w, code, b.Bytes())
+}
+
+// writePage writes a rendered page with the headers every page has.
+func writePage(w http.ResponseWriter, code int, body []byte) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	w.Write(b.Bytes())
+	w.Write(body)
 	return nil
 }
 
@@ -233,13 +239,70 @@ type bestPage struct {
 
 var dashboardParams = slices.Concat([]string{"workload", "mode", "currency", "max_gpus", "available", "sort", "order", "card", "range"}, filterParams)
 
+// dashboardBest serves the ranking page from the snapshot's answer cache
+// when the same page was rendered this minute: the page is a function of
+// the snapshot, the query, the stale sources and the clock ("1m ago", the
+// chart's range), so a minute-old copy is what a reload would show. Only
+// a 200 page is kept; a page for a bad parameter is rendered every time.
 func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
 	v, err := s.view()
 	if err != nil {
-		return renderError(w, "best", q, err)
+		return renderError(w, "best", r.URL.Query(), err)
 	}
-	snap := v.Snapshot
+	stale := 0
+	for _, src := range s.backend.Statuses() {
+		if src.Status == StatusStale {
+			stale++
+		}
+	}
+	key := fmt.Sprintf("dashboard|%s|%d|%d", r.URL.RawQuery, stale, now().Unix()/60)
+	var uncached *pageBuffer
+	body, err := v.Snapshot.Memo(key, func() ([]byte, error) {
+		pb := &pageBuffer{header: http.Header{}, code: http.StatusOK}
+		if err := s.renderBest(pb, r, v.Snapshot, stale); err != nil {
+			return nil, err
+		}
+		if pb.code != http.StatusOK {
+			uncached = pb
+			return nil, errUncached
+		}
+		return pb.buf.Bytes(), nil
+	})
+	switch {
+	case uncached != nil:
+		return uncached.writeTo(w)
+	case err != nil:
+		return err
+	}
+	return writePage(w, http.StatusOK, body)
+}
+
+// errUncached marks a page the cache must not keep (it was written aside).
+var errUncached = errors.New("page not cached")
+
+// pageBuffer is a page rendered aside, to be cached or written.
+type pageBuffer struct {
+	header http.Header
+	code   int
+	buf    bytes.Buffer
+}
+
+func (p *pageBuffer) Header() http.Header         { return p.header }
+func (p *pageBuffer) Write(b []byte) (int, error) { return p.buf.Write(b) }
+func (p *pageBuffer) WriteHeader(code int)        { p.code = code }
+
+func (p *pageBuffer) writeTo(w http.ResponseWriter) error {
+	for k, v := range p.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(p.code)
+	_, err := w.Write(p.buf.Bytes())
+	return err
+}
+
+func (s *Server) renderBest(w http.ResponseWriter, r *http.Request, snap *rank.Snapshot, stale int) error {
+	q := r.URL.Query()
+	var err error
 	if err := checkParams(q, dashboardParams...); err != nil {
 		return renderError(w, "best", q, err)
 	}
@@ -381,11 +444,7 @@ func (s *Server) dashboardBest(w http.ResponseWriter, r *http.Request) error {
 			return renderError(w, "best", q, err)
 		}
 	}
-	for _, src := range s.backend.Statuses() {
-		if src.Status == StatusStale {
-			st.Stale++
-		}
-	}
+	st.Stale = stale
 	return render(w, "best", http.StatusOK, st)
 }
 
