@@ -78,6 +78,9 @@ type variant struct {
 	Name           string          `json:"name"`
 	GPUCount       int             `json:"gpu_count"`
 	VRAM           float64         `json:"vram"`
+	LogicalCPUs    float64         `json:"logical_cpu_count"`
+	DRAM           float64         `json:"dram"`
+	Disk           float64         `json:"disk"`
 	CostPerHour    scrapers.Number `json:"cost_per_hour"`
 	NodesPerDC     map[string]int  `json:"nodes_per_dc"`
 	AvailablePerDC map[string]int  `json:"available_nodes_per_dc"`
@@ -128,6 +131,7 @@ func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
 			if brand == "" {
 				o.GPUName, o.GPUCount, o.RentUnit = id, 1, "" // model unknown: reported, never ranked
 			}
+			details(&o, v, brand)
 			// The datacenters of nodes_per_dc and of available_nodes_per_dc.
 			seen := map[string]bool{}
 			for _, m := range []map[string]int{v.NodesPerDC, v.AvailablePerDC} {
@@ -162,4 +166,28 @@ func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
 		return nil, scrapers.ErrNothingParsed
 	}
 	return out, nil
+}
+
+// RentURL is where a CloudRift instance is rented (its console).
+const RentURL = "https://console.cloudrift.ai/"
+
+// details sets what comes with a variant (its gpu_count GPUs): its
+// logical_cpu_count as vCPUs (a vCPU is a hardware thread; cpu_count counts
+// cores, half as many on the SMT hosts), dram and disk from bytes to GiB
+// (gpuhunt's cloudrift provider divides both by 1024³, as it does vram), and
+// NVLink where the brand names an SXM board ("V100 SXM2").
+func details(o *pricewatch.Observation, v variant, brand string) {
+	if v.LogicalCPUs > 0 && v.LogicalCPUs < 1e5 {
+		o.VCPUs = v.LogicalCPUs
+	}
+	if v.DRAM > 0 && v.DRAM < 1e18 {
+		o.RAMGB = v.DRAM / gib
+	}
+	if v.Disk > 0 && v.Disk < 1e18 {
+		o.DiskGB = v.Disk / gib
+	}
+	if strings.Contains(strings.ToUpper(brand), "SXM") {
+		o.Interconnect = "sxm"
+	}
+	o.RentURL = RentURL
 }

@@ -104,3 +104,22 @@ func TestParse_VariantWithoutDatacenterKept(t *testing.T) {
 		t.Errorf("%d observations: %+v", len(obs), obs)
 	}
 }
+
+// What comes with a variant, from fixtures/cloudrift/instance-types.json
+// (bytes to GiB, 2^30 = 1073741824): rtx49-7c-n.8 "logical_cpu_count": 128,
+// "dram": 549755813888 = 512 GiB, "disk": 536870912000 = 500 GiB;
+// v100-6-52-400-generic.1 6 logical CPUs, 55834574848 = 52 GiB,
+// 429496729600 = 400 GiB, brand "V100 SXM2" → sxm. us-east-nc-nr-1 is in the
+// US (normalize/data/regions.csv).
+func TestScraper_VariantDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "cloudrift")
+	nr, _ := scrapertest.Normalize("cloudrift", res)
+	r8 := scrapertest.Find(t, nr, "cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand")
+	if r8.VCPUs != 128 || r8.RAMGB != 512 || r8.DiskGB != 500 || r8.Interconnect != "" || r8.Country != "US" || r8.RentURL != cloudrift.RentURL {
+		t.Errorf("rtx49-7c-n.8: %v vCPUs, %v GiB, %v GiB disk, link %q, country %q, rent %q", r8.VCPUs, r8.RAMGB, r8.DiskGB, r8.Interconnect, r8.Country, r8.RentURL)
+	}
+	v100 := scrapertest.Find(t, nr, "cloudrift/v100-6-52-400-generic.1/ustx1a_a01/ondemand")
+	if v100.VCPUs != 6 || v100.RAMGB != 52 || v100.DiskGB != 400 || v100.Interconnect != "sxm" {
+		t.Errorf("v100: %v vCPUs, %v GiB, %v GiB disk, link %q", v100.VCPUs, v100.RAMGB, v100.DiskGB, v100.Interconnect)
+	}
+}

@@ -80,6 +80,10 @@ type serverMeta struct {
 	SpotPrice    scrapers.Number `json:"spot_price"`
 	VRAM         scrapers.Number `json:"vram"`
 	NumGPUs      scrapers.Number `json:"num_gpus"`
+	// cpus_per_gpu and ram_per_gpu come with each GPU rented (gpuhunt's
+	// jarvislabs provider multiplies both by the GPU count).
+	CPUsPerGPU scrapers.Number `json:"cpus_per_gpu"`
+	RAMPerGPU  scrapers.Number `json:"ram_per_gpu"`
 	// GPUs free now: on demand effective_num_free_devices where given,
 	// else num_free_devices; spot num_free_devices. That is how
 	// JarvisLabs' own SDK counts them (jarvislabsai/jarvislabs
@@ -161,6 +165,11 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			// free now (gpuhunt's supported counts); none free: kept, not
 			// available now. Without a free count, up to num_gpus.
 			scrapers.FreeGPUs(&o, count, p.free)
+			// What comes with the GPUCount GPUs: the per-GPU shares scaled.
+			// ram_per_gpu is a bare number of GB of memory, read as GiB
+			// (memory's GB is the binary unit).
+			o.VCPUs, o.RAMGB = perGPU(m.CPUsPerGPU, o.GPUCount), perGPU(m.RAMPerGPU, o.GPUCount)
+			o.RentURL = RentURL
 			k := pricewatch.OfferKey(o.Source, o.OfferID, o.Region, o.Mode)
 			if i, dup := at[k]; dup {
 				// Another workload type of the same GPUs: keep the cheaper,
@@ -186,4 +195,15 @@ func snippet(b []byte) string {
 		s = string(r[:120]) + "…"
 	}
 	return s
+}
+
+// RentURL is where a JarvisLabs instance is launched (its cloud dashboard).
+const RentURL = "https://jarvislabs.ai/templates"
+
+// perGPU is a per-GPU share times n GPUs; 0 when the share is not stated.
+func perGPU(share scrapers.Number, n int) float64 {
+	if !share.Valid || !(share.Value > 0) || share.Value > 1e6 {
+		return 0
+	}
+	return share.Value * float64(n)
 }

@@ -181,3 +181,28 @@ func TestParse_FreeDevices(t *testing.T) {
 		t.Errorf("A5000: %q %v %q, want per_gpu [1 2], availability unknown", obs[1].RentUnit, obs[1].GPUCounts, obs[1].Available)
 	}
 }
+
+// What comes with the GPUCount GPUs, from fixtures/jarvislabs/server-meta.json,
+// the per-GPU shares scaled: L4 "num_gpus": "8", "cpus_per_gpu": 28,
+// "ram_per_gpu": 124 → 8 × 28 = 224 vCPUs, 8 × 124 = 992 GiB; A100-80GB
+// "num_gpus": "4", 28 and 112 → 112 vCPUs, 448 GiB; H100 (no num_gpus: 1 GPU)
+// 16 and 200.
+func TestScraper_GPUShareDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "jarvislabs")
+	nr, _ := scrapertest.Normalize("jarvislabs", res)
+	for _, c := range []struct {
+		key        string
+		gpus       int
+		vcpus, ram float64
+	}{
+		{"jarvislabs/L4/india-noida-01/ondemand", 8, 224, 992},
+		{"jarvislabs/L4/india-noida-01/spot", 8, 224, 992},
+		{"jarvislabs/A100-80GB/india-noida-01/ondemand", 4, 112, 448},
+		{"jarvislabs/H100/europe-01/ondemand", 1, 16, 200},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.GPUs != c.gpus || o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.RentURL != jarvislabs.RentURL {
+			t.Errorf("%s: %d GPUs, %v vCPUs, %v GiB, rent %q; want %d, %v, %v", c.key, o.GPUs, o.VCPUs, o.RAMGB, o.RentURL, c.gpus, c.vcpus, c.ram)
+		}
+	}
+}

@@ -161,7 +161,7 @@ func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
 		}
 		for _, sh := range known.Shapes {
 			o.OfferID, o.GPUName, o.GPUCount, o.GPUMemoryGB = sh.Name, known.Card, sh.GPUs, known.MemoryGB
-			o.RentUnit = pricewatch.RentFixed
+			o.RentUnit, o.RentURL = pricewatch.RentFixed, RentURL
 			out = append(out, o)
 		}
 	}
@@ -170,3 +170,8 @@ func Parse(body []byte, src string) ([]pricewatch.Observation, error) {
 	}
 	return out, nil
 }
+
+// RentURL is the OCI console's Compute instances page, where a GPU shape
+// is launched. The shapes' OCPUs and memory are not stated: the table has
+// no per-shape figures read from Oracle's own shape reference yet.
+const RentURL = "https://cloud.oracle.com/compute/instances"

@@ -142,3 +142,16 @@ func TestListURL(t *testing.T) {
 		t.Errorf("%s %v", u, err)
 	}
 }
+
+// A shape's offer says where it is launched (the OCI console); a part no
+// shape bills (B93544) is no rentable offer and names no page.
+func TestScraper_RentURL(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "oracle")
+	nr, _ := scrapertest.Normalize("oracle", res)
+	if o := scrapertest.Find(t, nr, "oracle/BM.GPU.H100.8/-/ondemand"); o.RentURL != oracle.RentURL {
+		t.Errorf("BM.GPU.H100.8: rent %q", o.RentURL)
+	}
+	if o := scrapertest.Find(t, nr, "oracle/B93544/-/ondemand"); o.RentURL != "" {
+		t.Errorf("B93544: rent %q, want none", o.RentURL)
+	}
+}

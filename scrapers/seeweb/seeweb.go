@@ -69,6 +69,8 @@ func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Resul
 
 type plan struct {
 	Name        string          `json:"name"`
+	CPU         scrapers.Number `json:"cpu"`
+	RAM         scrapers.Number `json:"ram"`
 	GPU         scrapers.Number `json:"gpu"`
 	GPULabel    *string         `json:"gpu_label"`
 	HourlyPrice scrapers.Number `json:"hourly_price"`
@@ -133,6 +135,18 @@ func observations(p plan, src string) []pricewatch.Observation {
 	} else {
 		o.GPUName, o.GPUCount = name, 1 // model unknown: reported, never ranked
 	}
+	// The plan's cores and memory. ram is MiB (gpuhunt's seeweb provider
+	// divides it by 1024 for GiB; "32768" for a 32 GB plan). disk ("500")
+	// is left unstated: no Seeweb page we found gives the plans' disk unit
+	// (the Terraform provider's docs say MB for a server's plan_size, which
+	// 500 cannot be), and GB against GiB is not ours to guess.
+	if v, ok := p.CPU.Get(); ok && v > 0 && v < 1e5 {
+		o.VCPUs = v
+	}
+	if v, ok := p.RAM.Get(); ok && v > 0 && v < 1e10 {
+		o.RAMGB = v / 1024
+	}
+	o.RentURL = RentURL
 	if p.Available != nil {
 		o.Available = pricewatch.AvailableNo
 		if *p.Available {
@@ -152,3 +166,6 @@ func observations(p plan, src string) []pricewatch.Observation {
 	}
 	return out
 }
+
+// RentURL is Seeweb's Cloud Server GPU page, where a plan is ordered.
+const RentURL = "https://www.seeweb.it/en/products/cloud-server-gpu"

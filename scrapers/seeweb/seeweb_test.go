@@ -47,3 +47,24 @@ func TestParse_Errors(t *testing.T) {
 		}
 	}
 }
+
+// What comes with a plan, from fixtures/seeweb/plans.json: ECS2GPU3 "cpu":
+// "32", "ram": "245760" MiB = 245760 / 1024 = 240 GiB; ECS1GPU7 "8" and
+// "32768" = 32 GiB. "disk" is left unstated (unit unknown); it-fr2 and it-mi2 are Italy
+// (normalize/data/regions.csv).
+func TestScraper_PlanDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "seeweb")
+	nr, _ := scrapertest.Normalize("seeweb", res)
+	for _, c := range []struct {
+		key        string
+		vcpus, ram float64
+	}{
+		{"seeweb/ECS2GPU3/it-fr2/ondemand", 32, 240},
+		{"seeweb/ECS1GPU7/it-mi2/ondemand", 8, 32},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != 0 || o.Country != "IT" || o.RentURL != seeweb.RentURL {
+			t.Errorf("%s: %v vCPUs, %v GiB, %v GiB disk, country %q, rent %q; want %v, %v", c.key, o.VCPUs, o.RAMGB, o.DiskGB, o.Country, o.RentURL, c.vcpus, c.ram)
+		}
+	}
+}

@@ -170,7 +170,14 @@ type item struct {
 	StatusCategory     string  `json:"StatusCategory"`
 	GPU                float64 `json:"Gpu"`
 	GPUCount           float64 `json:"GpuCount"`
-	Price              struct {
+	// Cpu is the instance's cores ("核", its vCPUs: S5.MEDIUM4 has 2) and
+	// Memory its memory in GB (tencentcloud-sdk-go cvm/v20170312
+	// InstanceTypeQuotaItem: "实例内存容量，单位：GB"), read as GiB, memory's
+	// binary GB. StorageBlockAmount counts local storage blocks, not GB: no
+	// disk is read.
+	CPU    float64 `json:"Cpu"`
+	Memory float64 `json:"Memory"`
+	Price  struct {
 		UnitPrice         scrapers.Number `json:"UnitPrice"`
 		UnitPriceDiscount scrapers.Number `json:"UnitPriceDiscount"`
 		ChargeUnit        string          `json:"ChargeUnit"`
@@ -262,6 +269,13 @@ func observation(it item, src string) (pricewatch.Observation, bool) {
 	default:
 		o.GPUName, o.GPUCount = id, 1 // family or count unknown: reported, never ranked
 	}
+	if it.CPU > 0 && it.CPU < 1e5 {
+		o.VCPUs = it.CPU
+	}
+	if it.Memory > 0 && it.Memory < 1e7 {
+		o.RAMGB = it.Memory
+	}
+	o.RentURL = RentURL
 	switch strings.ToUpper(strings.TrimSpace(it.Status)) {
 	case "SELL":
 		o.Available, o.Stock = pricewatch.AvailableYes, "on sale"
@@ -281,3 +295,6 @@ func observation(it item, src string) (pricewatch.Observation, bool) {
 	}
 	return o, true
 }
+
+// RentURL is the CVM console, where an instance is created.
+const RentURL = "https://console.tencentcloud.com/cvm"

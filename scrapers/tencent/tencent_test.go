@@ -130,3 +130,20 @@ func TestParse_StockAsTheAPIReferenceDefinesIt(t *testing.T) {
 		t.Errorf("%d observations", len(obs))
 	}
 }
+
+// What comes with an instance type, from fixtures/tencent/zone-instance-configs.json:
+// GN7.20XLARGE320 "Cpu": 80, "Memory": 320 (GB, read as GiB), 4 T4s;
+// GN10Xp.2XLARGE40 10 and 40. "StorageBlockAmount": 0 counts blocks, no
+// disk. ap-guangzhou-3 is in China (normalize/data/regions.csv).
+func TestScraper_InstanceDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "tencent")
+	nr, _ := scrapertest.Normalize("tencent", res)
+	t4 := scrapertest.Find(t, nr, "tencent/GN7.20XLARGE320/ap-guangzhou-3/ondemand")
+	if t4.GPUs != 4 || t4.VCPUs != 80 || t4.RAMGB != 320 || t4.DiskGB != 0 || t4.Country != "CN" || t4.RentURL != tencent.RentURL {
+		t.Errorf("GN7.20XLARGE320: %d GPUs, %v vCPUs, %v GiB, %v GiB disk, country %q, rent %q", t4.GPUs, t4.VCPUs, t4.RAMGB, t4.DiskGB, t4.Country, t4.RentURL)
+	}
+	v100 := scrapertest.Find(t, nr, "tencent/GN10Xp.2XLARGE40/ap-guangzhou-4/ondemand")
+	if v100.VCPUs != 10 || v100.RAMGB != 40 {
+		t.Errorf("GN10Xp.2XLARGE40: %v vCPUs, %v GiB", v100.VCPUs, v100.RAMGB)
+	}
+}

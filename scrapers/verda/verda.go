@@ -310,6 +310,12 @@ type instanceType struct {
 	} `json:"gpu_memory"`
 	PricePerHour flexPrice `json:"price_per_hour"`
 	SpotPrice    flexPrice `json:"spot_price"`
+	CPU          struct {
+		NumberOfCores float64 `json:"number_of_cores"`
+	} `json:"cpu"`
+	Memory struct {
+		SizeInGigabytes float64 `json:"size_in_gigabytes"`
+	} `json:"memory"`
 }
 
 // flexPrice is a price written as a string ("3.95"), a number or null.
@@ -412,6 +418,8 @@ func Parse(body []byte, url string) ([]pricewatch.Observation, error) {
 			o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Price, o.Mode = name, count, mem, p.price.v, p.mode
 			// An instance type is rented whole, with its number_of_gpus.
 			o.RentUnit = pricewatch.RentFixed
+			o.VCPUs, o.RAMGB, o.Interconnect = details(it)
+			o.RentURL = RentURL
 			out = append(out, o)
 		}
 	}
@@ -444,4 +452,27 @@ func snippet(b []byte) string {
 		s = string(r[:120]) + "…"
 	}
 	return s
+}
+
+// RentURL is where a Verda instance is deployed (its cloud console).
+const RentURL = "https://console.verda.com/"
+
+// details is what comes with an instance type (all its GPUs): cpu.number_of_cores
+// as vCPUs (the instance type's name ends in the same count, "…30V"), and
+// memory.size_in_gigabytes as GiB: the API labels it "GB" ("120GB RAM"),
+// which for memory is the binary unit (JEDEC), and gpuhunt and SkyPilot read
+// the number as the instance's memory unchanged. Storage is "dynamic" (a
+// volume chosen at deploy time), so no disk is stated. A GPU description
+// naming SXM ("1x H100 SXM5 80GB") states the board's NVLink.
+func details(it instanceType) (vcpus, ramGiB float64, link string) {
+	if v := it.CPU.NumberOfCores; v > 0 && v < 1e5 {
+		vcpus = v
+	}
+	if v := it.Memory.SizeInGigabytes; v > 0 && v < 1e7 {
+		ramGiB = v
+	}
+	if strings.Contains(strings.ToUpper(it.GPU.Description), "SXM") {
+		link = "sxm"
+	}
+	return vcpus, ramGiB, link
 }

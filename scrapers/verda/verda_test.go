@@ -356,3 +356,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// What comes with an instance type, from fixtures/verda/instance-types.json:
+// 4B300.120V "number_of_cores": 120, "memory": {"size_in_gigabytes": 1100}
+// (GiB as stated), "gpu": "4x B300 SXM6 268GB" → sxm; 2A6000.20V 20 cores,
+// 120 GiB, "2x RTX A6000 48GB" names no link. "storage": "dynamic" → no disk.
+func TestScraper_InstanceDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "verda")
+	nr, _ := scrapertest.Normalize("verda", res)
+	b300 := scrapertest.Find(t, nr, "verda/4B300.120V/-/spot")
+	if b300.VCPUs != 120 || b300.RAMGB != 1100 || b300.DiskGB != 0 || b300.Interconnect != "sxm" || b300.RentURL != verda.RentURL {
+		t.Errorf("4B300: %v vCPUs, %v GiB, %v GiB disk, link %q, rent %q", b300.VCPUs, b300.RAMGB, b300.DiskGB, b300.Interconnect, b300.RentURL)
+	}
+	a6000 := scrapertest.Find(t, nr, "verda/2A6000.20V/-/ondemand")
+	if a6000.VCPUs != 20 || a6000.RAMGB != 120 || a6000.Interconnect != "" {
+		t.Errorf("2A6000: %v vCPUs, %v GiB, link %q", a6000.VCPUs, a6000.RAMGB, a6000.Interconnect)
+	}
+}
