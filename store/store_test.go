@@ -306,3 +306,28 @@ func TestStore_AcceptSource(t *testing.T) {
 		t.Errorf("accept survived an applied run: %+v", h["runpod"].Accepted)
 	}
 }
+
+// A change in what comes with the GPUs (more vCPUs, a country learnt) is
+// kept on the current offer, but is not a price change: no history row.
+func TestStore_DetailsChangeKeptWithoutHistory(t *testing.T) {
+	st := mustOpen(t)
+	a := offer("a", 1)
+	if _, err := st.RecordRun(okRun(t0, a)); err != nil {
+		t.Fatal(err)
+	}
+	a.Machine = pricewatch.Machine{VCPUs: 16, RAMGB: 64, Country: "US"}
+	run, err := st.RecordRun(okRun(t0.Add(time.Hour), a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.HistoryCount(); run.Changes != 0 || n != 1 {
+		t.Errorf("a details-only change: %d changes, %d history rows; want 0 and the first run's 1", run.Changes, n)
+	}
+	offers, err := st.Offers()
+	if err != nil || len(offers) != 1 {
+		t.Fatalf("%v %v", offers, err)
+	}
+	if m := offers[0].Machine; m.VCPUs != 16 || m.RAMGB != 64 || m.Country != "US" {
+		t.Errorf("stored details %+v, want the second run's", m)
+	}
+}
