@@ -77,17 +77,11 @@ type Entry struct {
 	Available  pricewatch.Availability `json:"available"`
 	Stock      string                  `json:"stock,omitempty"`
 	ObservedAt time.Time               `json:"observed_at"`
-	// VCPUs, RAMGB and DiskGB come with the GPUs rented (the offer's,
-	// scaled by GPUs over the offer's GPUs for a per-GPU rental; 0: not
-	// stated). Interconnect is the link family between them (LinkFamily):
-	// the offer's stated link, else the card's. Country and RentURL are
-	// the offer's.
-	VCPUs        float64 `json:"vcpus,omitempty"`
-	RAMGB        float64 `json:"ram_gb,omitempty"`
-	DiskGB       float64 `json:"disk_gb,omitempty"`
-	Interconnect string  `json:"interconnect,omitempty"`
-	Country      string  `json:"country,omitempty"`
-	RentURL      string  `json:"rent_url,omitempty"`
+	// Machine is what comes with the GPUs rented: the offer's, its vCPUs,
+	// RAM and disk scaled by GPUs over the offer's GPUs for a per-GPU
+	// rental, and Interconnect the link family between them (LinkFamily:
+	// the offer's stated link, else the card's).
+	pricewatch.Machine
 }
 
 // In returns the entry with its money in currency cur (from the base the
@@ -194,7 +188,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, ca
 	if e.Available == "" {
 		e.Available = pricewatch.AvailableUnknown
 	}
-	e.VCPUs, e.RAMGB, e.DiskGB = o.VCPUs, o.RAMGB, o.DiskGB
+	e.Machine = o.Machine
 	if o.GPUs > 0 && r.GPUs != o.GPUs {
 		k := float64(r.GPUs) / float64(o.GPUs)
 		e.VCPUs, e.RAMGB, e.DiskGB = o.VCPUs*k, o.RAMGB*k, o.DiskGB*k
@@ -202,7 +196,6 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, ca
 	if e.Interconnect = LinkFamily(o.Interconnect); e.Interconnect == "" {
 		e.Interconnect = LinkFamily(card.Link.Name)
 	}
-	e.Country, e.RentURL = o.Country, o.RentURL
 	e.CostPerMillionTokens = CostPerMillionTokens(e.UnitPricePerHour, e.TokensPerSecond)
 	return e, ""
 }
