@@ -123,11 +123,17 @@ type regionPrice struct {
 }
 
 type linodeType struct {
-	ID           string        `json:"id"`
-	Label        string        `json:"label"`
-	Class        string        `json:"class"`
-	GPUs         int           `json:"gpus"`
-	Transfer     float64       `json:"transfer"`
+	ID       string  `json:"id"`
+	Label    string  `json:"label"`
+	Class    string  `json:"class"`
+	GPUs     int     `json:"gpus"`
+	Transfer float64 `json:"transfer"`
+	// VCPUs, Memory and Disk are the plan's: vCPUs, RAM and disk in MB as
+	// Linode's API reference states them (binary: 32768 is the 32 GB
+	// plan), converted to GiB.
+	VCPUs        float64       `json:"vcpus"`
+	Memory       float64       `json:"memory"`
+	Disk         float64       `json:"disk"`
 	Price        price         `json:"price"`
 	RegionPrices []regionPrice `json:"region_prices"`
 }
@@ -199,6 +205,8 @@ func observations(t linodeType, src string) []pricewatch.Observation {
 		Source: "linode", Provider: "linode", OfferID: id,
 		Currency: "USD", Unit: pricewatch.PerHour, Mode: pricewatch.ModeOnDemand, URL: src,
 		FreeEgressGBMonth: max(t.Transfer, 0),
+		Machine: pricewatch.Machine{VCPUs: max(t.VCPUs, 0), RAMGB: max(t.Memory, 0) / 1024, DiskGB: max(t.Disk, 0) / 1024,
+			RentURL: RentURL},
 	}
 	if m, ok := gpuModel(id); ok && t.GPUs > 0 {
 		o.GPUName, o.GPUCount, o.GPUMemoryGB = m.Name, t.GPUs, m.MemoryGB
@@ -236,3 +244,6 @@ func gpuModel(id string) (model, bool) {
 	g, ok := models[m[1]]
 	return g, ok
 }
+
+// RentURL is where a Linode is created (Cloud Manager's create page).
+const RentURL = "https://cloud.linode.com/linodes/create"

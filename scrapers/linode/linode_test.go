@@ -102,3 +102,24 @@ func TestPageURL(t *testing.T) {
 		t.Error("bad url accepted")
 	}
 }
+
+// What comes with a plan (fixtures/linode/types-1.json): g1-gpu-rtx6000-1
+// vcpus 8, memory 32768 MB = 32 GiB, disk 655360 MB = 640 GiB;
+// g1-gpu-rtx6000-2 16, 65536 → 64, 1310720 → 1280. The region-less price
+// list gives no country.
+func TestScraper_PlanDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "linode")
+	nr, _ := scrapertest.Normalize("linode", res)
+	for _, c := range []struct {
+		key              string
+		vcpus, ram, disk float64
+	}{
+		{"linode/g1-gpu-rtx6000-1/-/ondemand", 8, 32, 640},
+		{"linode/g1-gpu-rtx6000-2/-/ondemand", 16, 64, 1280},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != c.disk || o.RentURL != linode.RentURL {
+			t.Errorf("%s: %v vCPUs, %v GiB, %v GiB disk, rent %q; want %v, %v, %v", c.key, o.VCPUs, o.RAMGB, o.DiskGB, o.RentURL, c.vcpus, c.ram, c.disk)
+		}
+	}
+}
