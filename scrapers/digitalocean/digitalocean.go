@@ -138,7 +138,19 @@ type size struct {
 	PriceHourly scrapers.Number `json:"price_hourly"`
 	Regions     []string        `json:"regions"`
 	Available   bool            `json:"available"`
-	GPUInfo     *struct {
+	// VCPUs and Memory (MB, binary: /1024 is GiB, as gpuhunt's
+	// digitalocean provider reads it) are the Droplet's; DiskInfo its
+	// disks (the local ones are its own, scratch is extra).
+	VCPUs    float64 `json:"vcpus"`
+	Memory   float64 `json:"memory"`
+	DiskInfo []struct {
+		Type string `json:"type"`
+		Size struct {
+			Amount float64 `json:"amount"`
+			Unit   string  `json:"unit"`
+		} `json:"size"`
+	} `json:"disk_info"`
+	GPUInfo *struct {
 		Count int    `json:"count"`
 		Model string `json:"model"`
 		VRAM  struct {
@@ -201,6 +213,7 @@ func observation(s size, src string) (pricewatch.Observation, bool) {
 		Source: "digitalocean", Provider: "digitalocean", OfferID: slug,
 		Price: price, Currency: "USD", Unit: pricewatch.PerHour, Mode: pricewatch.ModeOnDemand, URL: src,
 		GPUCount: s.GPUInfo.Count, RentUnit: pricewatch.RentFixed,
+		Machine: pricewatch.Machine{VCPUs: max(s.VCPUs, 0), RAMGB: max(s.Memory, 0) / 1024, DiskGB: localDiskGiB(s), RentURL: RentURL},
 	}
 	// gpu_info.model is written as the API spells it ("nvidia_h100",
 	// "amd_mi300x"): normalize folds "_" to spaces and drops the vendor
@@ -226,4 +239,19 @@ func observation(s size, src string) (pricewatch.Observation, bool) {
 		o.Available, o.Stock = pricewatch.AvailableNo, "in no region now"
 	}
 	return o, true
+}
+
+// RentURL is where a GPU Droplet is created (the control panel).
+const RentURL = "https://cloud.digitalocean.com/gpus/new"
+
+// localDiskGiB is the Droplet's own (local) disk in GiB, as disk_info
+// states it; scratch disks are left out (gpuhunt counts local ones only).
+func localDiskGiB(s size) float64 {
+	var gib float64
+	for _, d := range s.DiskInfo {
+		if d.Type == "local" && strings.EqualFold(d.Size.Unit, "gib") && d.Size.Amount > 0 {
+			gib += d.Size.Amount
+		}
+	}
+	return gib
 }

@@ -84,3 +84,15 @@ func TestScrape_NextLinkOtherHost(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// What comes with a GPU Droplet (fixtures/digitalocean/sizes-1.json,
+// gpu-h100x8-640gb): vcpus 160, memory 1966080 MB / 1024 = 1920 GiB, the
+// local disk 2046 GiB (the 40960 GiB scratch disk is not counted).
+func TestScraper_DropletDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "digitalocean")
+	nr, _ := scrapertest.Normalize("digitalocean", res)
+	o := scrapertest.Find(t, nr, "digitalocean/gpu-h100x8-640gb/-/ondemand")
+	if o.VCPUs != 160 || o.RAMGB != 1920 || o.DiskGB != 2046 || o.RentURL != digitalocean.RentURL {
+		t.Errorf("%v vCPUs, %v GiB, %v GiB disk, rent %q; want 160, 1920, 2046", o.VCPUs, o.RAMGB, o.DiskGB, o.RentURL)
+	}
+}
