@@ -246,9 +246,17 @@ type plan struct {
 	GPUVRAM            flexFloat `json:"gpu_vram_gb"`
 	GPUCount           flexCount `json:"gpu_count"`
 	GPUBrand           string    `json:"gpu_brand"`
-	Bandwidth          flexFloat `json:"bandwidth"` // GB a month included
-	DeployOnDemand     *bool     `json:"deploy_ondemand"`
-	DeployPreemptible  *bool     `json:"deploy_preemptible"`
+	// What comes with the plan: vcpu_count (cloud plans) or cpu_threads
+	// (bare metal) vCPUs, ram in MB (binary: /1024 is GiB, as gpuhunt's
+	// vultr provider reads it), disk_count disks of disk GB each.
+	VCPUCount         flexFloat `json:"vcpu_count"`
+	CPUThreads        flexFloat `json:"cpu_threads"`
+	RAM               flexFloat `json:"ram"`
+	Disk              flexFloat `json:"disk"`
+	DiskCount         flexFloat `json:"disk_count"`
+	Bandwidth         flexFloat `json:"bandwidth"` // GB a month included
+	DeployOnDemand    *bool     `json:"deploy_ondemand"`
+	DeployPreemptible *bool     `json:"deploy_preemptible"`
 }
 
 // flexFloat accepts a JSON number or a numeric string; null or absent is 0.
@@ -405,6 +413,7 @@ func observations(p plan, url string, metal bool) []pricewatch.Observation {
 		// normalize reports it as unknown; no rent unit; never ranked.
 		o.GPUName, o.GPUCount = id, 1
 	}
+	o.Machine = machineOf(p, metal)
 	var out []pricewatch.Observation
 	add := func(mode pricewatch.Mode, hourly, monthly flexFloat, allowed *bool) {
 		if allowed != nil && !*allowed {
@@ -543,4 +552,18 @@ func gpus(p plan) (name string, count int, frac, memGB float64, ok bool) {
 		return "", 0, 0, 0, false
 	}
 	return name, count, frac, memGB, true
+}
+
+// RentURL is where a Vultr instance is deployed (the customer portal).
+const RentURL = "https://my.vultr.com/deploy/"
+
+// machineOf is what comes with a plan (0: not stated).
+func machineOf(p plan, metal bool) pricewatch.Machine {
+	vcpus := float64(p.VCPUCount)
+	if metal {
+		vcpus = float64(p.CPUThreads)
+	}
+	disks := float64(max(p.DiskCount, 1))
+	return pricewatch.Machine{VCPUs: max(vcpus, 0), RAMGB: max(float64(p.RAM), 0) / 1024, DiskGB: max(float64(p.Disk), 0) * disks,
+		RentURL: RentURL}
 }

@@ -320,3 +320,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// What comes with a plan (fixtures/vultr): the bare-metal
+// vbm-112c-2048gb-8-h100-gpu has cpu_threads 224, ram 2097152 MB / 1024 =
+// 2048 GiB, 2 disks of 960 GB = 1920 GB; the cloud plan
+// vcg-a16-6c-64g-16vram vcpu_count 6, ram 65536 → 64 GiB, 1 disk of 350 GB.
+func TestScraper_PlanDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "vultr")
+	for _, c := range []struct {
+		id               string
+		vcpus, ram, disk float64
+	}{
+		{"vbm-112c-2048gb-8-h100-gpu", 224, 2048, 1920},
+		{"vcg-a16-6c-64g-16vram", 6, 64, 350},
+	} {
+		found := false
+		for _, o := range res.Observations {
+			if o.OfferID != c.id {
+				continue
+			}
+			found = true
+			if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.DiskGB != c.disk || o.RentURL != vultr.RentURL {
+				t.Errorf("%s %s: %v vCPUs, %v GiB, %v GB disk; want %v, %v, %v", c.id, o.Mode, o.VCPUs, o.RAMGB, o.DiskGB, c.vcpus, c.ram, c.disk)
+			}
+		}
+		if !found {
+			t.Errorf("%s not observed", c.id)
+		}
+	}
+}
