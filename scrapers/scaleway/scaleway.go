@@ -153,6 +153,12 @@ type serverType struct {
 		Name         string  `json:"gpu_name"`
 		MemoryBytes  float64 `json:"gpu_memory"`
 	} `json:"gpu_info"`
+	// Ncpus, RAM (bytes) and ScratchStorageMaxSize (bytes, the local
+	// scratch disk GPU types carry) are the type's, as Scaleway's Go SDK
+	// (instance/v1 ServerType) documents them.
+	Ncpus        float64         `json:"ncpus"`
+	RAM          float64         `json:"ram"`
+	Scratch      float64         `json:"scratch_storage_max_size"`
 	HourlyPrice  scrapers.Number `json:"hourly_price"`
 	EndOfService bool            `json:"end_of_service"`
 }
@@ -213,6 +219,7 @@ func observation(name string, t serverType, zone, src string) (pricewatch.Observ
 	o := pricewatch.Observation{
 		Source: "scaleway", Provider: "scaleway", OfferID: name, Region: zone,
 		Price: price, Currency: "EUR", Unit: pricewatch.PerHour, Mode: pricewatch.ModeOnDemand, URL: src,
+		Machine: pricewatch.Machine{VCPUs: max(t.Ncpus, 0), RAMGB: max(t.RAM, 0) / gib, DiskGB: max(t.Scratch, 0) / gib, RentURL: RentURL},
 	}
 	if t.GPUInfo != nil && strings.TrimSpace(t.GPUInfo.Name) != "" {
 		o.GPUName, o.GPUCount = strings.TrimSpace(t.GPUInfo.Name), t.GPU
@@ -226,3 +233,6 @@ func observation(name string, t serverType, zone, src string) (pricewatch.Observ
 	}
 	return o, true
 }
+
+// RentURL is where an Instance is created (the console's create page).
+const RentURL = "https://console.scaleway.com/instance/servers/create"

@@ -87,3 +87,15 @@ func TestZoneURL(t *testing.T) {
 		t.Error("url without a zone accepted")
 	}
 }
+
+// What comes with a GPU type (fixtures/scaleway/servers-fr-par-1-1.json):
+// L4-2-24G ncpus 16, ram 103079215104 bytes / 2^30 = 96 GiB, no scratch
+// disk stated (null); the zone's country is France (regions.csv fr-par-1).
+func TestScraper_TypeDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "scaleway")
+	nr, _ := scrapertest.Normalize("scaleway", res)
+	o := scrapertest.Find(t, nr, "scaleway/L4-2-24G/fr-par-1/ondemand")
+	if o.VCPUs != 16 || o.RAMGB != 96 || o.DiskGB != 0 || o.Country != "FR" || o.RentURL != scaleway.RentURL {
+		t.Errorf("%v vCPUs, %v GiB, %v GiB disk, country %q, rent %q; want 16, 96, 0, FR", o.VCPUs, o.RAMGB, o.DiskGB, o.Country, o.RentURL)
+	}
+}
