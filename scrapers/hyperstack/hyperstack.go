@@ -157,11 +157,15 @@ type flavorGroup struct {
 	GPU     string `json:"gpu"`
 	Region  string `json:"region_name"`
 	Flavors []struct {
-		Name      string `json:"name"`
-		GPU       string `json:"gpu"`
-		GPUCount  int    `json:"gpu_count"`
-		Region    string `json:"region_name"`
-		Available *bool  `json:"stock_available"`
+		Name     string `json:"name"`
+		GPU      string `json:"gpu"`
+		GPUCount int    `json:"gpu_count"`
+		Region   string `json:"region_name"`
+		// CPU and RAM (GB) are the flavor's vCPUs and memory, as
+		// Hyperstack's flavor reference lists them.
+		CPU       float64 `json:"cpu"`
+		RAM       float64 `json:"ram"`
+		Available *bool   `json:"stock_available"`
 	} `json:"flavors"`
 }
 
@@ -204,6 +208,12 @@ func ParseFlavors(body []byte, prices map[string]float64, src string) ([]pricewa
 				GPUName: gpu, GPUCount: f.GPUCount, Price: price, PerGPU: true,
 				Currency: "USD", Unit: pricewatch.PerHour, Mode: pricewatch.ModeOnDemand, URL: src,
 				RentUnit: pricewatch.RentFixed,
+				Machine:  pricewatch.Machine{VCPUs: max(f.CPU, 0), RAMGB: max(f.RAM, 0), RentURL: RentURL},
+			}
+			// A flavor group named for its NVLink ("A100-80G-PCIe-NVLink")
+			// says how its GPUs are joined; the others state nothing.
+			if strings.Contains(strings.ToLower(gpu), "nvlink") {
+				o.Interconnect = "nvlink"
 			}
 			// The memory the name states ("H100-80G-PCIe": 80 GB); none
 			// for "L40", "RTX-A6000".
@@ -224,3 +234,6 @@ func ParseFlavors(body []byte, prices map[string]float64, src string) ([]pricewa
 	}
 	return out, nil
 }
+
+// RentURL is where a Hyperstack VM is deployed (its console).
+const RentURL = "https://console.hyperstack.cloud/"

@@ -92,3 +92,24 @@ func TestParse_Errors(t *testing.T) {
 		}
 	}
 }
+
+// What comes with a flavor (fixtures/hyperstack/flavors.json): n3-A100x2
+// cpu 60, ram 240.0 GB, no link stated; n3-A100x8-NVLink cpu 252, ram
+// 1920.0, in the "A100-80G-PCIe-NVLink" group: NVLink. CANADA-1 is in
+// Canada (regions.csv).
+func TestScraper_FlavorDetails(t *testing.T) {
+	res := scrapertest.ScrapeFixtures(t, "hyperstack")
+	nr, _ := scrapertest.Normalize("hyperstack", res)
+	for _, c := range []struct {
+		key, link  string
+		vcpus, ram float64
+	}{
+		{"hyperstack/n3-A100x2/CANADA-1/ondemand", "", 60, 240},
+		{"hyperstack/n3-A100x8-NVLink/CANADA-1/ondemand", "nvlink", 252, 1920},
+	} {
+		o := scrapertest.Find(t, nr, c.key)
+		if o.VCPUs != c.vcpus || o.RAMGB != c.ram || o.Interconnect != c.link || o.Country != "CA" || o.RentURL != hyperstack.RentURL {
+			t.Errorf("%s: %v vCPUs, %v GB, link %q, country %q; want %v, %v, %q, CA", c.key, o.VCPUs, o.RAMGB, o.Interconnect, o.Country, c.vcpus, c.ram, c.link)
+		}
+	}
+}
