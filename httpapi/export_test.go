@@ -107,7 +107,7 @@ func TestExport_GPUHuntCatalogCSV(t *testing.T) {
 			t.Errorf("%s: price %v, unit price %v", o.Key, price, o.UnitPricePerHour)
 		}
 	}
-	for _, src := range []string{"vast", "aws", "gcp", "lambda", "azure", "tensordock"} {
+	for _, src := range []string{"vast", "aws", "gcp", "lambda", "azure", "tensordock", "vultr", "linode", "digitalocean", "scaleway", "hyperstack", "verda", "jarvislabs", "cloudrift", "tencent"} {
 		if !stated[src] {
 			t.Errorf("no %s row states its vCPUs (the cpu column was 0 for every row before)", src)
 		}
