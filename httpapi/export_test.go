@@ -1,10 +1,10 @@
 package httpapi_test
 
 import (
-	"math"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"

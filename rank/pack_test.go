@@ -24,7 +24,7 @@ func TestPack_OfferRoundTrip(t *testing.T) {
 			UnitPricePerHour: 0.6, Available: pricewatch.AvailableYes, Stock: "2 free", Mode: pricewatch.ModeSpot,
 			PricePerGPUHour: 0.3, Currency: "USD", Reliability: &rel, ReclaimRisk: "<5%", URL: "https://console.vast.ai/api/v0/bundles/",
 			Bid: true, StoragePerGBMonth: 0.15, EgressPerGB: 0.01, MonthlyCapHours: 720, FreeEgressGBMonth: 100,
-			Machine: pricewatch.Machine{VCPUs: 16, RAMGB: 64, DiskGB: 200, Interconnect: "pcie", Country: "US", RentURL: "https://cloud.vast.ai/create/"},
+			Machine:   pricewatch.Machine{VCPUs: 16, RAMGB: 64, DiskGB: 200, Interconnect: "pcie", Country: "US", RentURL: "https://cloud.vast.ai/create/"},
 			FirstSeen: at, ObservedAt: at},
 		{Key: "vast/2/-/on-demand", Source: "vast", Provider: "vast", OfferID: "2", Kind: pricewatch.KindOffer,
 			Card: "H100-80GB-SXM", GPUName: "H100 SXM", GPUs: 8, RentUnit: pricewatch.RentFixed, GPUCounts: []int{8}, RentUnitGPUs: 8,
