@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -16,18 +17,34 @@ import (
 
 // Tracker keeps, for the stored best series, every current offer priced
 // once per workload as its row is applied (as Series' book does) and, per
-// sub-series (card, mode, currency, source), min-heaps by price and by
-// cost per workload. It implements store.SeriesTracker; the store calls it
-// under its own lock.
+// sub-series (card, mode, currency, source), its cheapest offer by price
+// and by cost per workload. It implements store.SeriesTracker; the store
+// calls it under its own lock.
+//
+// It holds every stored offer, so its layout is what a million offers
+// cost in memory (issue 20): offers live in slots of flat slices (no
+// pointer per offer, no heap items), each workload's rental is an index
+// into a table of the few distinct (GPUs, tokens/s) pairs, and a sub-series
+// keeps only its members and the slots of its minimums. A row that makes
+// a minimum worse marks the sub-series dirty; its minimums are found again
+// by one scan of its members when its points are asked for, once a run.
 type Tracker struct {
 	workloads []rank.Workload
 	catalog   *normalize.Catalog
 	fp        string
-	ver       int     // versions are global: a key that vanishes and comes back never revives a stale item
 	ins       []Input // per workload: what costOf reads
-	ents      map[string]*tEntry
-	subs      map[subKey]*tSub
-	touched   map[*tSub]bool
+	slot      map[string]int32
+	keys      []string  // per slot: the offer's key ("": a free slot)
+	subOf     []int32   // per slot: its sub-series (-1: none)
+	pos       []int32   // per slot: its index in its sub-series' members (-1: not counted)
+	price     []float64 // per slot: the price per GPU-hour of a counted offer
+	rent      []uint32  // per slot and workload: index into rentals (0: cannot run it)
+	free      []int32
+	rentals   []tRental
+	rentalIx  map[tRental]uint32
+	subs      []*tSub
+	subIx     map[subKey]int32
+	touched   []int32 // sub-series touched since the last Points (each once)
 }
 
 type subKey struct {
@@ -36,30 +53,26 @@ type subKey struct {
 }
 
 type tSub struct {
-	key    subKey
-	offers int
-	prices minHeap
-	costs  []minHeap
+	key     subKey
+	members []int32 // slots of the counted offers
+	// minPrice and minCost (per workload) are the slots of the cheapest
+	// members (-1: none); dirty says a member that may have been one got
+	// worse or left, so they are found again before they are read.
+	minPrice int32
+	minCost  []int32
+	dirty    bool
+	touched  bool
 	// last are the values written last per workload (At zero); wrote says
 	// there are any.
 	last  []store.SeriesPoint
 	wrote bool
 }
 
-// tCost is what a reader needs to recompute an offer's cost for one
-// workload (the heaps hold the cost itself).
-type tCost struct {
+// tRental is what a reader needs to recompute an offer's cost for one
+// workload from a converted price: the rental's GPUs and tokens/s.
+type tRental struct {
 	tps  float64
 	gpus int32
-	ok   bool
-}
-
-type tEntry struct {
-	sub     *tSub
-	ver     int
-	counted bool
-	price   float64
-	costs   []tCost
 }
 
 // NewTracker tracks the series of the workloads.
@@ -101,11 +114,17 @@ func (t *Tracker) Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Prof
 		t.ins[i] = Input{Workload: w, Catalog: t.catalog,
 			Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok }}
 	}
-	t.ents, t.subs, t.touched = map[string]*tEntry{}, map[subKey]*tSub{}, map[*tSub]bool{}
+	t.slot = map[string]int32{}
+	t.keys, t.subOf, t.pos, t.price, t.rent, t.free = nil, nil, nil, nil, nil, nil
+	t.rentals, t.rentalIx = []tRental{{}}, map[tRental]uint32{}
+	t.subs, t.subIx, t.touched = nil, map[subKey]int32{}, nil
 	for o := range offers {
 		t.set(o, store.Appeared)
 	}
-	t.touched = map[*tSub]bool{}
+	for _, s := range t.touched {
+		t.subs[s].touched = false
+	}
+	t.touched = t.touched[:0]
 }
 
 // Apply implements store.SeriesTracker.
@@ -119,139 +138,210 @@ func (t *Tracker) Apply(written []store.Written, profiles []rank.Profile) (strin
 	return t.fp, false
 }
 
+func (t *Tracker) touch(s int32) {
+	if sub := t.subs[s]; !sub.touched {
+		sub.touched = true
+		t.touched = append(t.touched, s)
+	}
+}
+
 // set applies one row: the offer leaves its old sub-series and joins the
 // one its row names (both are touched, as a row of a key makes a point in
 // a series computed from the rows).
 func (t *Tracker) set(o *pricewatch.Offer, ev store.Event) {
-	e := t.ents[o.Key]
-	if e == nil {
-		e = &tEntry{costs: make([]tCost, len(t.workloads))}
-		t.ents[o.Key] = e
+	i, ok := t.slot[o.Key]
+	if ok {
+		t.leave(i)
 	}
-	if e.sub != nil {
-		if e.counted {
-			e.sub.offers--
-		}
-		t.touched[e.sub] = true
-	}
-	t.ver++
-	e.ver = t.ver
-	e.counted, e.sub = false, nil
-	clear(e.costs)
 	if o.Card == "" || ev == store.Vanished {
 		// Gone (or of no card): it left its sub-series, touched above.
-		delete(t.ents, o.Key)
+		if ok {
+			delete(t.slot, o.Key)
+			t.keys[i] = ""
+			t.free = append(t.free, i)
+		}
 		return
 	}
-	sk := subKey{card: o.Card, cur: o.Currency, source: o.Source, mode: o.Mode}
-	sub := t.subs[sk]
-	if sub == nil {
-		sub = &tSub{key: sk, costs: make([]minHeap, len(t.workloads)), last: make([]store.SeriesPoint, len(t.workloads))}
-		t.subs[sk] = sub
+	if !ok {
+		i = t.alloc(o.Key)
 	}
-	e.sub = sub
-	t.touched[sub] = true
+	sk := subKey{card: o.Card, cur: o.Currency, source: o.Source, mode: o.Mode}
+	s, ok := t.subIx[sk]
+	if !ok {
+		s = int32(len(t.subs))
+		sub := &tSub{key: sk, minPrice: -1, minCost: make([]int32, len(t.workloads)), last: make([]store.SeriesPoint, len(t.workloads))}
+		for w := range sub.minCost {
+			sub.minCost[w] = -1
+		}
+		t.subs = append(t.subs, sub)
+		t.subIx[sk] = s
+	}
+	t.subOf[i] = s
+	t.touch(s)
 	if o.Reference() || o.Shared || o.Available == pricewatch.AvailableNo {
 		return
 	}
-	e.counted, e.price = true, o.PricePerGPUHour
-	sub.offers++
-	sub.prices.push(item{e.price, o.Key, e.ver})
+	sub := t.subs[s]
+	t.price[i] = o.PricePerGPUHour
+	t.pos[i] = int32(len(sub.members))
+	sub.members = append(sub.members, i)
 	r := store.HistoryRow{Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency, Available: o.Available}
-	for i := range t.ins {
-		gpus, tps, ok := rentalOf(t.ins[i], *o, r)
+	rents := t.rent[int(i)*len(t.ins):][:len(t.ins)]
+	for w := range t.ins {
+		gpus, tps, ok := rentalOf(t.ins[w], *o, r)
 		if !ok {
 			continue
 		}
 		// The rental's GPUs and tokens/s are kept, so a reader recomputes
 		// the cost exactly from a converted price.
-		cost := rank.CostPerMillionTokens(e.price*float64(gpus), tps)
-		e.costs[i] = tCost{ok: true, gpus: int32(gpus), tps: tps}
-		sub.costs[i].push(item{cost, o.Key, e.ver})
-	}
-	t.compact(sub)
-}
-
-// live reports whether a heap item is an entry's current one in sub.
-func (t *Tracker) live(sub *tSub, it item, w int) bool {
-	e := t.ents[it.key]
-	return e != nil && e.ver == it.ver && e.sub == sub && e.counted && (w < 0 || e.costs[w].ok)
-}
-
-// compact drops a sub-series' stale heap items once they outnumber the
-// live ones, so the heaps stay the size of the offers.
-func (t *Tracker) compact(sub *tSub) {
-	limit := 2*sub.offers + 64
-	rebuild := func(h *minHeap, w int) {
-		if len(*h) <= limit {
-			return
+		k := tRental{tps: tps, gpus: int32(gpus)}
+		ix, ok := t.rentalIx[k]
+		if !ok {
+			ix = uint32(len(t.rentals))
+			t.rentals = append(t.rentals, k)
+			t.rentalIx[k] = ix
 		}
-		old := *h
-		*h = make(minHeap, 0, sub.offers)
-		for _, it := range old {
-			if t.live(sub, it, w) {
-				h.push(it)
+		rents[w] = ix
+	}
+	if sub.dirty {
+		return // found again at Points
+	}
+	if sub.minPrice < 0 || t.lessPrice(i, sub.minPrice) {
+		sub.minPrice = i
+	}
+	for w := range sub.minCost {
+		if rents[w] != 0 && (sub.minCost[w] < 0 || t.lessCost(i, sub.minCost[w], w)) {
+			sub.minCost[w] = i
+		}
+	}
+}
+
+// alloc gives key a slot (a free one if any) with no sub-series.
+func (t *Tracker) alloc(key string) int32 {
+	key = strings.Clone(key) // not the decoded row's buffer, which it would keep
+	var i int32
+	if n := len(t.free); n > 0 {
+		i, t.free = t.free[n-1], t.free[:n-1]
+		t.keys[i] = key
+	} else {
+		i = int32(len(t.keys))
+		t.keys = append(t.keys, key)
+		t.subOf = append(t.subOf, -1)
+		t.pos = append(t.pos, -1)
+		t.price = append(t.price, 0)
+		t.rent = append(t.rent, make([]uint32, len(t.ins))...)
+	}
+	t.slot[key] = i
+	return i
+}
+
+// leave takes slot i out of its sub-series (touched), which goes dirty
+// when i was one of its minimums.
+func (t *Tracker) leave(i int32) {
+	s := t.subOf[i]
+	if s < 0 {
+		return
+	}
+	sub := t.subs[s]
+	t.touch(s)
+	if p := t.pos[i]; p >= 0 {
+		last := sub.members[len(sub.members)-1]
+		sub.members[p] = last
+		t.pos[last] = p
+		sub.members = sub.members[:len(sub.members)-1]
+		if sub.minPrice == i || slices.Contains(sub.minCost, i) {
+			sub.dirty = true
+		}
+	}
+	t.subOf[i], t.pos[i] = -1, -1
+	clear(t.rent[int(i)*len(t.ins):][:len(t.ins)])
+}
+
+// lessPrice orders slots by price, then key (as the computed series'
+// heaps do).
+func (t *Tracker) lessPrice(a, b int32) bool {
+	pa, pb := t.price[a], t.price[b]
+	return pa < pb || (pa == pb && t.keys[a] < t.keys[b])
+}
+
+func (t *Tracker) cost(i int32, w int) float64 {
+	r := t.rentals[t.rent[int(i)*len(t.ins)+w]]
+	return rank.CostPerMillionTokens(t.price[i]*float64(r.gpus), r.tps)
+}
+
+func (t *Tracker) lessCost(a, b int32, w int) bool {
+	ca, cb := t.cost(a, w), t.cost(b, w)
+	return ca < cb || (ca == cb && t.keys[a] < t.keys[b])
+}
+
+// refresh finds a dirty sub-series' minimums again.
+func (t *Tracker) refresh(sub *tSub) {
+	if !sub.dirty {
+		return
+	}
+	sub.dirty = false
+	sub.minPrice = -1
+	for w := range sub.minCost {
+		sub.minCost[w] = -1
+	}
+	nw := len(t.ins)
+	for _, i := range sub.members {
+		if sub.minPrice < 0 || t.lessPrice(i, sub.minPrice) {
+			sub.minPrice = i
+		}
+		rents := t.rent[int(i)*nw:][:nw]
+		for w, m := range sub.minCost {
+			if rents[w] != 0 && (m < 0 || t.lessCost(i, m, w)) {
+				sub.minCost[w] = i
 			}
 		}
 	}
-	rebuild(&sub.prices, -1)
-	for i := range sub.costs {
-		rebuild(&sub.costs[i], i)
-	}
-}
-
-func (t *Tracker) top(sub *tSub, h *minHeap, w int) (item, bool) {
-	for len(*h) > 0 {
-		if it := (*h)[0]; t.live(sub, it, w) {
-			return it, true
-		}
-		h.pop()
-	}
-	return item{}, false
 }
 
 // Points implements store.SeriesTracker: a touch for every sub-series
 // touched, and its points of the workloads whose values changed (all of
 // them with all).
 func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
-	subs := make([]*tSub, 0, len(t.touched))
+	subs := t.touched
 	if all {
-		for _, s := range t.subs {
-			subs = append(subs, s)
-		}
-	} else {
-		for s := range t.touched {
-			subs = append(subs, s)
+		subs = make([]int32, len(t.subs))
+		for i := range subs {
+			subs[i] = int32(i)
 		}
 	}
-	clear(t.touched)
 	out := make([]store.SeriesPoint, 0, len(subs)*2)
-	for _, s := range subs {
+	for _, si := range subs {
+		s := t.subs[si]
+		t.refresh(s)
 		base := store.SeriesPoint{At: at, Card: s.key.card, Mode: s.key.mode, Currency: s.key.cur, Source: s.key.source}
 		touch := base
 		touch.Touch = true
 		out = append(out, touch)
-		base.Offers = s.offers
-		if it, ok := t.top(s, &s.prices, -1); ok {
-			base.PriceKey, base.Price = it.key, it.val
+		base.Offers = len(s.members)
+		if m := s.minPrice; m >= 0 {
+			base.PriceKey, base.Price = t.keys[m], t.price[m]
 		}
-		for i, w := range t.workloads {
+		for w, wl := range t.workloads {
 			p := base
-			p.Workload = w.Name
-			if it, ok := t.top(s, &s.costs[i], i); ok {
-				e := t.ents[it.key]
-				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = it.key, e.price, int(e.costs[i].gpus), e.costs[i].tps
+			p.Workload = wl.Name
+			if m := s.minCost[w]; m >= 0 {
+				r := t.rentals[t.rent[int(m)*len(t.ins)+w]]
+				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = t.keys[m], t.price[m], int(r.gpus), r.tps
 			}
 			v := p
 			v.At = time.Time{}
-			if !all && s.wrote && v == s.last[i] {
+			if !all && s.wrote && v == s.last[w] {
 				continue // unchanged: the touch says the time
 			}
-			s.last[i] = v
+			s.last[w] = v
 			out = append(out, p)
 		}
 		s.wrote = true
 	}
+	for _, si := range t.touched {
+		t.subs[si].touched = false
+	}
+	t.touched = t.touched[:0]
 	return out
 }
 
