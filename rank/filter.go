@@ -156,8 +156,8 @@ func (pn *packNarrowing) keepRow(r *packRow) bool {
 		card, _ = pn.cat.Card(pn.p.dict[r.card])
 		pn.cards[r.card] = card
 	}
-	d := pn.p.dict
-	return pn.n.keep(d[r.provider], d[r.region], d[r.country], d[r.interconnect], card, r.vcpus, r.ramGB, int(r.gpus))
+	d, sh := pn.p.dict, &pn.p.shapes[r.shape]
+	return pn.n.keep(d[r.provider], d[sh.region], d[sh.country], d[sh.interconnect], card, sh.vcpus, sh.ramGB, int(r.gpus))
 }
 
 // Providers lists the providers of the snapshot's offers, sorted: what a

@@ -53,7 +53,7 @@ func (p *Pack) buildIndex(k OfferSort) *packIndex {
 		ix.order[i] = int32(i)
 	}
 	slices.SortFunc(ix.order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(k.value(&p.rows[a]), k.value(&p.rows[b])), strings.Compare(p.Key(int(a)), p.Key(int(b))))
+		return cmp.Or(cmp.Compare(k.value(p, &p.rows[a]), k.value(p, &p.rows[b])), strings.Compare(p.Key(int(a)), p.Key(int(b))))
 	})
 	for _, i := range ix.order {
 		r := &p.rows[i]
@@ -105,7 +105,7 @@ func ParseOfferSort(s string) (OfferSort, error) {
 
 // value is the row's sort value, ascending in the listing: a descending
 // key negates it, and an unstated detail is +Inf so it lists last.
-func (k OfferSort) value(r *packRow) float64 {
+func (k OfferSort) value(p *Pack, r *packRow) float64 {
 	var v float64
 	switch k / 2 {
 	case 0:
@@ -113,9 +113,9 @@ func (k OfferSort) value(r *packRow) float64 {
 	case 1:
 		v = float64(r.gpus)
 	case 2:
-		v = r.vcpus
+		v = p.shapes[r.shape].vcpus
 	case 3:
-		v = r.ramGB
+		v = p.shapes[r.shape].ramGB
 	}
 	if k >= SortVCPUs && v == 0 {
 		return math.Inf(1)
@@ -259,9 +259,9 @@ func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int
 		if q.After != nil {
 			a := q.After
 			qp.pos, _ = slices.BinarySearchFunc(qp.list, a, func(i int32, a *OfferCursor) int {
-				return cmp.Or(cmp.Compare(q.Sort.value(&p.rows[i]), a.Value), strings.Compare(p.Key(int(i)), a.Key))
+				return cmp.Or(cmp.Compare(q.Sort.value(p, &p.rows[i]), a.Value), strings.Compare(p.Key(int(i)), a.Key))
 			})
-			if qp.pos < len(qp.list) && q.Sort.value(&p.rows[qp.list[qp.pos]]) == a.Value && p.Key(int(qp.list[qp.pos])) == a.Key {
+			if qp.pos < len(qp.list) && q.Sort.value(p, &p.rows[qp.list[qp.pos]]) == a.Value && p.Key(int(qp.list[qp.pos])) == a.Key {
 				qp.pos++
 			}
 		}
@@ -290,7 +290,7 @@ func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int
 			return page, total, nil
 		}
 		page = append(page, parts[best].p.Offer(int(heads[best])))
-		lastValue = q.Sort.value(&parts[best].p.rows[heads[best]])
+		lastValue = q.Sort.value(parts[best].p, &parts[best].p.rows[heads[best]])
 		parts[best].pos++
 		heads[best] = parts[best].next()
 	}
@@ -308,5 +308,5 @@ func dictSet(p *Pack, s string) []uint32 {
 }
 
 func (k OfferSort) across(a *Pack, i int32, b *Pack, j int32) int {
-	return cmp.Or(cmp.Compare(k.value(&a.rows[i]), k.value(&b.rows[j])), strings.Compare(a.Key(int(i)), b.Key(int(j))))
+	return cmp.Or(cmp.Compare(k.value(a, &a.rows[i]), k.value(b, &b.rows[j])), strings.Compare(a.Key(int(i)), b.Key(int(j))))
 }
