@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/normalize"
@@ -109,15 +111,16 @@ func EachExportRow(snap *rank.Snapshot, provider string) iter.Seq[ExportRow] {
 		cat := normalize.DefaultCatalog()
 		direct := map[string]bool{}
 		for o := range snap.Offers() {
-			if o.Source == o.Provider {
+			if o.Source == o.Provider && !direct[o.Provider+"\x00"+string(o.Mode)] {
 				direct[o.Provider+"\x00"+string(o.Mode)] = true
 			}
 		}
+		names := map[string]string{} // per card: GPUHuntName, made once, not per row
 		for o := range snap.Offers() {
 			if (provider != "" && o.Provider != provider) || !Exportable(snap, o, cat, direct) {
 				continue
 			}
-			row, ok := exportRow(snap, cat, o)
+			row, ok := exportRow(snap, cat, o, names)
 			if ok && !yield(row) {
 				return
 			}
@@ -127,12 +130,17 @@ func EachExportRow(snap *rank.Snapshot, provider string) iter.Seq[ExportRow] {
 
 // exportRow is an exportable offer's catalog row; false when its currency
 // cannot be converted to USD.
-func exportRow(snap *rank.Snapshot, cat *normalize.Catalog, o pricewatch.Offer) (ExportRow, bool) {
+func exportRow(snap *rank.Snapshot, cat *normalize.Catalog, o pricewatch.Offer, names map[string]string) (ExportRow, bool) {
 	usd, err := snap.Rates.Convert(o.UnitPricePerHour, o.Currency, "USD")
 	if err != nil {
 		return ExportRow{}, false
 	}
 	card, _ := cat.Card(o.Card)
+	name, ok := names[card.ID]
+	if !ok {
+		name = GPUHuntName(card)
+		names[card.ID] = name
+	}
 	counts := o.GPUCounts
 	if counts == nil {
 		counts = []int{}
@@ -161,7 +169,7 @@ func exportRow(snap *rank.Snapshot, cat *normalize.Catalog, o pricewatch.Offer) 
 	return ExportRow{
 		CPU: int(math.Round(o.VCPUs * k)), Memory: o.RAMGB * k, DiskSize: disk,
 		Provider: o.Provider, InstanceName: o.OfferID, Location: region, Price: usd,
-		GPUCount: o.RentUnitGPUs, GPUName: GPUHuntName(card), GPUMemory: card.MemoryGB,
+		GPUCount: o.RentUnitGPUs, GPUName: name, GPUMemory: card.MemoryGB,
 		Spot: o.Mode == pricewatch.ModeSpot, GPUVendor: strings.ToLower(card.Vendor), Flags: []string{}, CPUArch: cpuArch(card),
 		Data: ExportData{Provider: o.Provider, Key: o.Key, Source: o.Source, Card: o.Card, Mode: o.Mode, RentUnit: string(o.RentUnit), GPUCounts: counts,
 			Currency: o.Currency, PricePerGPUHour: o.PricePerGPUHour, Available: avail, Stock: o.Stock,
@@ -195,13 +203,14 @@ func cpuArch(c pricewatch.Card) string {
 	return "x86"
 }
 
-// pyFloat formats a float as Python's str() reads back with float().
-func pyFloat(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
+// appendPyFloat appends a float as Python's str() reads back with float().
+func appendPyFloat(b []byte, v float64) []byte {
+	from := len(b)
+	b = strconv.AppendFloat(b, v, 'f', -1, 64)
+	if !bytes.ContainsAny(b[from:], ".eE") {
+		b = append(b, ".0"...)
 	}
-	return s
+	return b
 }
 
 func pyBool(b bool) string {
@@ -215,21 +224,83 @@ func pyBool(b bool) string {
 // as floats, spot as True/False, empty optional fields, provider_data as
 // JSON.
 func (r ExportRow) Record() ([]string, error) {
-	data, err := json.Marshal(r.Data)
+	rec, err := newRecorder().record(&r)
 	if err != nil {
 		return nil, err
 	}
-	disk := ""
-	if r.DiskSize != nil {
-		disk = pyFloat(*r.DiskSize)
+	for i := range rec {
+		rec[i] = strings.Clone(rec[i]) // the recorder's views live until its next row
 	}
-	gpuMem := ""
-	if r.GPUMemory > 0 {
-		gpuMem = pyFloat(r.GPUMemory)
+	return rec, nil
+}
+
+// recorder makes rows' CSV records reusing its memory: an export of 1M
+// rows allocated ~960 bytes a row (1 GB an export, which the collector
+// let pile up to the size of the live heap: +310 MB of RSS) for strings
+// the CSV writer copies at once.
+type recorder struct {
+	data ExportData // the row's, encoded from here: a pointer to the row's own would move every row to the heap
+	rec  []string
+	num  []byte
+	js   bytes.Buffer
+	enc  *json.Encoder
+}
+
+func newRecorder() *recorder {
+	rc := &recorder{rec: make([]string, len(ExportColumns))}
+	rc.enc = json.NewEncoder(&rc.js) // escapes HTML as json.Marshal does
+	return rc
+}
+
+// record is r's record. Its strings are views of the recorder's buffers,
+// valid until the next call: write them (csv.Writer copies) before then.
+func (rc *recorder) record(r *ExportRow) ([]string, error) {
+	rc.js.Reset()
+	rc.data = r.Data
+	if err := rc.enc.Encode(&rc.data); err != nil {
+		return nil, err
 	}
-	rec := []string{r.InstanceName, r.Location, pyFloat(r.Price), strconv.Itoa(r.CPU), pyFloat(r.Memory),
-		strconv.Itoa(r.GPUCount), r.GPUName, gpuMem, pyBool(r.Spot), disk, r.GPUVendor, strings.Join(r.Flags, " "),
-		r.CPUArch, string(data)}
+	// Numbers go into one buffer first; views are taken once it stops
+	// growing.
+	rc.num = rc.num[:0]
+	var ends [6]int
+	num := func(i int, f func([]byte) []byte) { rc.num = f(rc.num); ends[i] = len(rc.num) }
+	num(0, func(b []byte) []byte { return appendPyFloat(b, r.Price) })
+	num(1, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.CPU), 10) })
+	num(2, func(b []byte) []byte { return appendPyFloat(b, r.Memory) })
+	num(3, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.GPUCount), 10) })
+	num(4, func(b []byte) []byte {
+		if r.GPUMemory > 0 {
+			return appendPyFloat(b, r.GPUMemory)
+		}
+		return b
+	})
+	num(5, func(b []byte) []byte {
+		if r.DiskSize != nil {
+			return appendPyFloat(b, *r.DiskSize)
+		}
+		return b
+	})
+	view := func(i int) string {
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		if ends[i] == from {
+			return ""
+		}
+		return unsafe.String(&rc.num[from], ends[i]-from)
+	}
+	flags := ""
+	if len(r.Flags) > 0 {
+		flags = strings.Join(r.Flags, " ")
+	}
+	js := rc.js.Bytes()
+	js = js[:len(js)-1] // Encode's newline
+	rec := rc.rec
+	rec[0], rec[1], rec[2], rec[3], rec[4] = r.InstanceName, r.Location, view(0), view(1), view(2)
+	rec[5], rec[6], rec[7], rec[8], rec[9] = view(3), r.GPUName, view(4), pyBool(r.Spot), view(5)
+	rec[10], rec[11], rec[12], rec[13] = r.GPUVendor, flags, r.CPUArch, unsafe.String(&js[0], len(js))
 	for i, c := range rec {
 		rec[i] = neutralizeCell(c)
 	}
@@ -264,8 +335,9 @@ func WriteExportCSV(w io.Writer, rows []ExportRow) error {
 	if err := cw.Write(ExportColumns); err != nil {
 		return err
 	}
-	for _, r := range rows {
-		rec, err := r.Record()
+	rc := newRecorder()
+	for i := range rows {
+		rec, err := rc.record(&rows[i])
 		if err != nil {
 			return err
 		}
@@ -366,11 +438,12 @@ func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	var cw *csv.Writer
+	rc := newRecorder()
 	s.streamRows(w, r, rows, func(bw *bufio.Writer) error {
 		cw = csv.NewWriter(bw)
 		return cw.Write(ExportColumns)
 	}, func(_ *bufio.Writer, _ int, x ExportRow) error {
-		rec, err := x.Record()
+		rec, err := rc.record(&x)
 		if err != nil {
 			return err
 		}
@@ -393,17 +466,23 @@ func (s *Server) exportJSON(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// One encoder and buffer for every row (as the CSV's recorder): a
+	// json.Marshal per row left its bytes to the collector.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	var row ExportRow // encoded from here, not from the loop's own copy, which would escape
 	s.streamRows(w, r, rows, func(bw *bufio.Writer) error {
 		return bw.WriteByte('[')
 	}, func(bw *bufio.Writer, i int, x ExportRow) error {
-		b, err := json.Marshal(x)
-		if err != nil {
+		buf.Reset()
+		row = x
+		if err := enc.Encode(&row); err != nil {
 			return err
 		}
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		_, err = bw.Write(b)
+		_, err := bw.Write(buf.Bytes()[:buf.Len()-1]) // Encode's newline
 		return err
 	}, func(bw *bufio.Writer) error {
 		_, err := bw.WriteString("]\n")

@@ -59,6 +59,10 @@ type Pipeline struct {
 
 	view    atomic.Pointer[View]
 	refresh sync.Mutex
+	// giveBack says a big run ended since the last swap: its parse, its
+	// diff and the pack and ranking it replaced are garbage once the new
+	// view is in.
+	giveBack atomic.Bool
 
 	// packs are the current offers of every source with stored offers, in
 	// the compact form rankings read, kept in step with the store: a run
@@ -264,8 +268,9 @@ func (p *Pipeline) Init() error {
 func (p *Pipeline) loadPacks() error {
 	packs := map[string]*rank.Pack{}
 	var b *rank.PackBuilder
-	src := ""
+	src, n := "", 0
 	err := p.store.ScanOffers("", func(o *pricewatch.Offer) error {
+		n++
 		if b == nil || o.Source != src {
 			if b != nil {
 				packs[src] = b.Pack()
@@ -285,6 +290,9 @@ func (p *Pipeline) loadPacks() error {
 	p.packMu.Lock()
 	p.packs = packs
 	p.packMu.Unlock()
+	if n >= bigRun {
+		p.giveBack.Store(true) // the rows decoded to build the packs
+	}
 	return nil
 }
 
@@ -354,6 +362,16 @@ func (p *Pipeline) swap() (*View, error) {
 	}
 	p.view.Store(v)
 	p.metrics.setHealth(v.Health, p.Enabled())
+	if p.giveBack.Swap(false) {
+		// Return a big run's garbage to the system now rather than over
+		// the next minutes (the collector's goal would keep twice the live
+		// heap), and the database pages its diff read. Only now: before
+		// the swap, the old view still held the pack the run replaced.
+		debug.FreeOSMemory()
+		if err := p.store.DropPages(); err != nil {
+			p.log.Debug("drop database pages", "err", err)
+		}
+	}
 	return v, nil
 }
 
@@ -518,15 +536,7 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 		}
 	}
 	if len(rr.Offers) >= bigRun {
-		// A big run leaves its parse and diff behind as garbage: return
-		// it to the system now rather than over the next minutes, and
-		// the database pages the diff read.
-		defer func() {
-			debug.FreeOSMemory()
-			if err := p.store.DropPages(); err != nil {
-				log.Debug("drop database pages", "err", err)
-			}
-		}()
+		p.giveBack.Store(true)
 	}
 	p.metrics.observe(run, stored.Changes)
 	sum := Summary{Source: name, Offers: run.Offers, Changes: stored.Changes, Unknown: run.Unknown, Duration: run.Duration, Err: err,
