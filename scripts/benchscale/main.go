@@ -1,13 +1,15 @@
 // Command benchscale is the Go side of scripts/bench-scale: it builds the
 // 100k-offer fixture folder, loads HTTP endpoints, serves a bare handler
 // to compare with, measures a small source's run in a pipeline over the
-// 100k database and reports a database's size against its data.
+// 100k database, reports a database's size against its data, and records
+// a history of runs that move a share of the Vast prices each.
 //
 //	benchscale genfixtures -out DIR [-bundles 50000]
 //	benchscale load -url URL [-duration 5s] [-c 4]
 //	benchscale bare -body FILE -addr HOST:PORT
 //	benchscale smallrun -db FILE -fixtures DIR -config FILE -source NAME
 //	benchscale sizes -db FILE
+//	benchscale changeruns -db FILE -fixtures DIR -config FILE [-runs 16] [-change 0.01]
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/internal/scaletest"
@@ -39,7 +42,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchscale genfixtures|load|bare|smallrun|sizes [flags]")
+		fmt.Fprintln(os.Stderr, "usage: benchscale genfixtures|load|bare|smallrun|sizes|changeruns [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -55,6 +58,8 @@ func main() {
 		err = smallRun(args)
 	case "sizes":
 		err = sizes(args)
+	case "changeruns":
+		err = changeRuns(args)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -277,4 +282,107 @@ func sizes(args []string) error {
 	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{"file_mb": float64(sz.File) / 1e6, "data_mb": float64(sz.Data) / 1e6,
 		"ratio": float64(sz.File) / float64(sz.Data)})
+}
+
+// changeRuns writes a new database holding what httpapi's vastRuns builds
+// for BenchmarkHistoryVsBest100k: the demo sources' first runs, then the
+// Vast offers of the fixture folder's bundles at a first run and at runs
+// later runs, 10 minutes apart, each moving change of the prices
+// (scaletest.ChangeRuns); the last run ends 10 minutes before now, so a
+// history over the last day reads all of them.
+//
+// The database cannot be the one `pricewatch scrape` wrote: its runs stand
+// at the wall clock, and the store keeps a run that started before the
+// last applied one out of the offers (superseded), while runs after now
+// would fall outside a range that ends now. So the clock of this
+// database's pipeline starts (runs+1)×10 minutes back.
+//
+// The runs are recorded in reverse order of ChangeRuns' states (the
+// moves are the same, 1% of the offers between neighbours): the last run
+// stored is the fixture's own prices, so the daemon's first scrape of
+// the fixtures at serve is an unchanged re-scrape, not a 17th run moving
+// every price the 16 moved.
+func changeRuns(args []string) error {
+	fl := flag.NewFlagSet("changeruns", flag.ExitOnError)
+	db := fl.String("db", "", "database to create")
+	fx := fl.String("fixtures", "", "fixture folder (genfixtures)")
+	cfgPath := fl.String("config", "", "config file")
+	runs := fl.Int("runs", 16, "runs after the first")
+	share := fl.Float64("change", 0.01, "share of the offers each run moves")
+	bundles := fl.Int("bundles", 50_000, "the Vast bundles of the fixture folder")
+	fl.Parse(args)
+	if *db == "" || *fx == "" {
+		return fmt.Errorf("-db and -fixtures are required")
+	}
+	if _, err := os.Stat(*db); err == nil {
+		return fmt.Errorf("%s exists: changeruns writes a new database (see its comment)", *db)
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(*fx)))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
+	cfg.DB = *db
+	st, err := store.Open(*db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t0 := time.Now().UTC().Add(-time.Duration(*runs+1) * 10 * time.Minute).Truncate(time.Second)
+	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		Getenv: func(string) string { return "demo" }, Now: func() time.Time { return t0 }})
+	if err != nil {
+		return err
+	}
+	// Init installs the stored best series' tracker, which RecordRun
+	// feeds; the demo sources' first runs start the history.
+	if err := p.Init(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for _, name := range p.Enabled() {
+		if name == "vast" {
+			continue
+		}
+		if sum := p.RunSource(ctx, name); sum.Err != nil {
+			return fmt.Errorf("first run of %s: %w", name, sum.Err)
+		}
+	}
+	offers, err := scaletest.Offers(*bundles, 0, 0, t0)
+	if err != nil {
+		return err
+	}
+	var states [][]float64
+	if err := scaletest.ChangeRuns(offers, t0, *runs, *share, func(_ time.Time, offers []pricewatch.Offer) error {
+		prices := make([]float64, len(offers))
+		for i := range offers {
+			prices[i] = offers[i].PricePerGPUHour
+		}
+		states = append(states, prices)
+		return nil
+	}); err != nil {
+		return err
+	}
+	var changes []int
+	for k := range states {
+		prices, at := states[len(states)-1-k], t0.Add(time.Duration(k)*10*time.Minute)
+		for i := range offers {
+			offers[i].PricePerGPUHour, offers[i].ObservedAt = prices[i], at
+		}
+		run, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		if err != nil {
+			return fmt.Errorf("record run %d: %w", k, err)
+		}
+		if run.Held != "" {
+			return fmt.Errorf("run %d at %s held (%s): %s", k, at, run.Held, run.Reason)
+		}
+		changes = append(changes, run.Changes)
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{"offers": len(offers), "runs": len(states),
+		"first": t0, "last": t0.Add(time.Duration(*runs) * 10 * time.Minute), "changes": changes})
 }
