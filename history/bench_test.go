@@ -88,24 +88,27 @@ func BenchmarkTracker100k(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	tr := history.NewTracker(ws, normalize.DefaultCatalog())
-	tr.Reset(func(yield func(*pricewatch.Offer) bool) {
+	// Offer i has id i+1, as a store would give them.
+	keyOf := func(id uint32) string { return cur[id-1].Key }
+	tr.Reset(func(yield func(uint32, *pricewatch.Offer) bool) {
 		for i := range cur {
-			if !yield(&cur[i]) {
+			if !yield(uint32(i+1), &cur[i]) {
 				return
 			}
 		}
-	}, profiles)
+	}, profiles, keyOf)
 	runtime.GC()
 	runtime.ReadMemStats(&ms1)
 	written := make([]store.Written, len(cur)/100)
 	for b.Loop() {
 		for i := range written {
-			o := &cur[(i*97)%len(cur)]
+			j := (i * 97) % len(cur)
+			o := &cur[j]
 			o.PricePerGPUHour *= 1.01
-			written[i] = store.Written{Offer: o, Event: store.Changed}
+			written[i] = store.Written{Offer: o, Event: store.Changed, ID: uint32(j + 1)}
 		}
-		tr.Apply(written, profiles)
-		tr.Points(t0, false)
+		tr.Apply(written, profiles, keyOf)
+		tr.Points(t0, false, keyOf)
 	}
 	b.ReportMetric(float64(ms1.HeapAlloc-ms0.HeapAlloc)/(1<<20), "tracker-MiB")
 	runtime.KeepAlive(tr)

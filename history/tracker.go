@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -22,7 +21,8 @@ import (
 // calls it under its own lock.
 //
 // It holds every stored offer, so its layout is what a million offers
-// cost in memory (issue 20): offers live in slots of flat slices (no
+// cost in memory (issue 20): offers are the store's ids, not their keys
+// (read from the store on equal prices only), in slots of flat slices (no
 // pointer per offer, no heap items), each workload's rental is an index
 // into a table of the few distinct (GPUs, tokens/s) pairs, and a sub-series
 // keeps only its members and the slots of its minimums. A row that makes
@@ -32,13 +32,14 @@ type Tracker struct {
 	workloads []rank.Workload
 	catalog   *normalize.Catalog
 	fp        string
-	ins       []Input // per workload: what costOf reads
-	slot      map[string]int32
-	keys      []string  // per slot: the offer's key ("": a free slot)
-	subOf     []int32   // per slot: its sub-series (-1: none)
-	pos       []int32   // per slot: its index in its sub-series' members (-1: not counted)
-	price     []float64 // per slot: the price per GPU-hour of a counted offer
-	rent      []uint32  // per slot and workload: index into rentals (0: cannot run it)
+	ins       []Input          // per workload: what costOf reads
+	slot      map[uint32]int32 // offer id -> slot
+	ids       []uint32         // per slot: the offer's id (0: a free slot)
+	keyOf     store.KeyOf      // the keys of ids, in the store's current transaction
+	subOf     []int32          // per slot: its sub-series (-1: none)
+	pos       []int32          // per slot: its index in its sub-series' members (-1: not counted)
+	price     []float64        // per slot: the price per GPU-hour of a counted offer
+	rent      []uint32         // per slot and workload: index into rentals (0: cannot run it)
 	free      []int32
 	rentals   []tRental
 	rentalIx  map[tRental]uint32
@@ -105,7 +106,9 @@ func Fingerprint(workloads []rank.Workload, profiles []rank.Profile) string {
 func (t *Tracker) Fingerprint() string { return t.fp }
 
 // Reset implements store.SeriesTracker.
-func (t *Tracker) Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Profile) {
+func (t *Tracker) Reset(offers iter.Seq2[uint32, *pricewatch.Offer], profiles []rank.Profile, keys store.KeyOf) {
+	t.keyOf = keys
+	defer func() { t.keyOf = nil }() // it reads a transaction that ends
 	t.fp = Fingerprint(t.workloads, profiles)
 	t.ins = make([]Input, len(t.workloads))
 	for i := range t.workloads {
@@ -114,12 +117,12 @@ func (t *Tracker) Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Prof
 		t.ins[i] = Input{Workload: w, Catalog: t.catalog,
 			Profile: func(card string) (rank.Profile, bool) { v, ok := tps[card]; return v, ok }}
 	}
-	t.slot = map[string]int32{}
-	t.keys, t.subOf, t.pos, t.price, t.rent, t.free = nil, nil, nil, nil, nil, nil
+	t.slot = map[uint32]int32{}
+	t.ids, t.subOf, t.pos, t.price, t.rent, t.free = nil, nil, nil, nil, nil, nil
 	t.rentals, t.rentalIx = []tRental{{}}, map[tRental]uint32{}
 	t.subs, t.subIx, t.touched = nil, map[subKey]int32{}, nil
-	for o := range offers {
-		t.set(o, store.Appeared)
+	for id, o := range offers {
+		t.set(id, o, store.Appeared)
 	}
 	for _, s := range t.touched {
 		t.subs[s].touched = false
@@ -128,12 +131,14 @@ func (t *Tracker) Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Prof
 }
 
 // Apply implements store.SeriesTracker.
-func (t *Tracker) Apply(written []store.Written, profiles []rank.Profile) (string, bool) {
+func (t *Tracker) Apply(written []store.Written, profiles []rank.Profile, keys store.KeyOf) (string, bool) {
+	t.keyOf = keys
+	defer func() { t.keyOf = nil }() // it reads a transaction that ends
 	if fp := Fingerprint(t.workloads, profiles); fp != t.fp {
 		return fp, true
 	}
 	for _, w := range written {
-		t.set(w.Offer, w.Event)
+		t.set(w.ID, w.Offer, w.Event)
 	}
 	return t.fp, false
 }
@@ -148,22 +153,22 @@ func (t *Tracker) touch(s int32) {
 // set applies one row: the offer leaves its old sub-series and joins the
 // one its row names (both are touched, as a row of a key makes a point in
 // a series computed from the rows).
-func (t *Tracker) set(o *pricewatch.Offer, ev store.Event) {
-	i, ok := t.slot[o.Key]
+func (t *Tracker) set(id uint32, o *pricewatch.Offer, ev store.Event) {
+	i, ok := t.slot[id]
 	if ok {
 		t.leave(i)
 	}
 	if o.Card == "" || ev == store.Vanished {
 		// Gone (or of no card): it left its sub-series, touched above.
 		if ok {
-			delete(t.slot, o.Key)
-			t.keys[i] = ""
+			delete(t.slot, id)
+			t.ids[i] = 0
 			t.free = append(t.free, i)
 		}
 		return
 	}
 	if !ok {
-		i = t.alloc(o.Key)
+		i = t.alloc(id)
 	}
 	sk := subKey{card: o.Card, cur: o.Currency, source: o.Source, mode: o.Mode}
 	s, ok := t.subIx[sk]
@@ -216,22 +221,21 @@ func (t *Tracker) set(o *pricewatch.Offer, ev store.Event) {
 	}
 }
 
-// alloc gives key a slot (a free one if any) with no sub-series.
-func (t *Tracker) alloc(key string) int32 {
-	key = strings.Clone(key) // not the decoded row's buffer, which it would keep
+// alloc gives an offer id a slot (a free one if any) with no sub-series.
+func (t *Tracker) alloc(id uint32) int32 {
 	var i int32
 	if n := len(t.free); n > 0 {
 		i, t.free = t.free[n-1], t.free[:n-1]
-		t.keys[i] = key
+		t.ids[i] = id
 	} else {
-		i = int32(len(t.keys))
-		t.keys = append(t.keys, key)
+		i = int32(len(t.ids))
+		t.ids = append(t.ids, id)
 		t.subOf = append(t.subOf, -1)
 		t.pos = append(t.pos, -1)
 		t.price = append(t.price, 0)
 		t.rent = append(t.rent, make([]uint32, len(t.ins))...)
 	}
-	t.slot[key] = i
+	t.slot[id] = i
 	return i
 }
 
@@ -261,7 +265,7 @@ func (t *Tracker) leave(i int32) {
 // heaps do).
 func (t *Tracker) lessPrice(a, b int32) bool {
 	pa, pb := t.price[a], t.price[b]
-	return pa < pb || (pa == pb && t.keys[a] < t.keys[b])
+	return pa < pb || (pa == pb && t.keyLess(a, b))
 }
 
 func (t *Tracker) cost(i int32, w int) float64 {
@@ -271,7 +275,13 @@ func (t *Tracker) cost(i int32, w int) float64 {
 
 func (t *Tracker) lessCost(a, b int32, w int) bool {
 	ca, cb := t.cost(a, w), t.cost(b, w)
-	return ca < cb || (ca == cb && t.keys[a] < t.keys[b])
+	return ca < cb || (ca == cb && t.keyLess(a, b))
+}
+
+// keyLess orders two slots of equal values by their offers' keys (the
+// computed series' tie-break).
+func (t *Tracker) keyLess(a, b int32) bool {
+	return t.keyOf(t.ids[a]) < t.keyOf(t.ids[b])
 }
 
 // refresh finds a dirty sub-series' minimums again.
@@ -301,7 +311,9 @@ func (t *Tracker) refresh(sub *tSub) {
 // Points implements store.SeriesTracker: a touch for every sub-series
 // touched, and its points of the workloads whose values changed (all of
 // them with all).
-func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
+func (t *Tracker) Points(at time.Time, all bool, keys store.KeyOf) []store.SeriesPoint {
+	t.keyOf = keys
+	defer func() { t.keyOf = nil }() // it reads a transaction that ends
 	subs := t.touched
 	if all {
 		subs = make([]int32, len(t.subs))
@@ -319,14 +331,14 @@ func (t *Tracker) Points(at time.Time, all bool) []store.SeriesPoint {
 		out = append(out, touch)
 		base.Offers = len(s.members)
 		if m := s.minPrice; m >= 0 {
-			base.PriceKey, base.Price = t.keys[m], t.price[m]
+			base.PriceID, base.Price = t.ids[m], t.price[m]
 		}
 		for w, wl := range t.workloads {
 			p := base
 			p.Workload = wl.Name
 			if m := s.minCost[w]; m >= 0 {
 				r := t.rentals[t.rent[int(m)*len(t.ins)+w]]
-				p.CostKey, p.CostPrice, p.GPUs, p.TokensPerSecond = t.keys[m], t.price[m], int(r.gpus), r.tps
+				p.CostID, p.CostPrice, p.GPUs, p.TokensPerSecond = t.ids[m], t.price[m], int(r.gpus), r.tps
 			}
 			v := p
 			v.At = time.Time{}

@@ -73,11 +73,18 @@ func profileSeq(tx *bolt.Tx) uint64 {
 }
 
 // Written is one history row a run wrote: the offer as stored (a vanished
-// one as it was) and the event.
+// one as it was), the event and the offer's id (the store's interned id of
+// its key, which never changes and is never reused).
 type Written struct {
 	Offer *pricewatch.Offer
 	Event Event
+	ID    uint32
 }
+
+// KeyOf gives the key of an offer id (as Written.ID), "" for an unknown
+// one: a tracker holding ids rather than a million keys reads a key when it
+// must compare two, on equal prices.
+type KeyOf func(id uint32) string
 
 // SeriesPoint is the best of one sub-series (card, workload, mode,
 // currency, source) at one time, in the sub-series' own currency. The
@@ -85,14 +92,17 @@ type Written struct {
 // the rental), so a reader converting the price recomputes the cost
 // exactly as a history computed from the rows does.
 type SeriesPoint struct {
-	At                         time.Time
-	Card, Workload, Currency   string
-	Mode                       pricewatch.Mode
-	Source                     string
-	Offers                     int
-	PriceKey                   string // "" when no offer is counted
-	Price                      float64
-	CostKey                    string // "" when none can run the workload
+	At                       time.Time
+	Card, Workload, Currency string
+	Mode                     pricewatch.Mode
+	Source                   string
+	Offers                   int
+	PriceKey                 string // "" when no offer is counted
+	Price                    float64
+	CostKey                  string // "" when none can run the workload
+	// PriceID and CostID are the ids of PriceKey and CostKey; a tracker
+	// may give them instead of the keys (0: none).
+	PriceID, CostID            uint32
 	CostPrice, TokensPerSecond float64
 	GPUs                       int
 	// Touch marks a row of the sub-series at At (Workload "" and no
@@ -105,17 +115,17 @@ type SeriesPoint struct {
 // SeriesTracker keeps the current offers in memory and gives the points a
 // run produces. The store calls it inside the run's transaction.
 type SeriesTracker interface {
-	// Reset replaces the state with the stored offers.
-	Reset(offers iter.Seq[*pricewatch.Offer], profiles []rank.Profile)
+	// Reset replaces the state with the stored offers, each with its id.
+	Reset(offers iter.Seq2[uint32, *pricewatch.Offer], profiles []rank.Profile, keys KeyOf)
 	// Fingerprint names what the state is priced with.
 	Fingerprint() string
 	// Apply applies one run's rows and returns the fingerprint of what
 	// prices are computed with (workloads and profiles); a fingerprint
 	// other than the one it had means Reset is due.
-	Apply(written []Written, profiles []rank.Profile) (fingerprint string, changed bool)
+	Apply(written []Written, profiles []rank.Profile, keys KeyOf) (fingerprint string, changed bool)
 	// Points gives the points of the sub-series touched since the last
 	// call (all: of every sub-series), at time at.
-	Points(at time.Time, all bool) []SeriesPoint
+	Points(at time.Time, all bool, keys KeyOf) []SeriesPoint
 }
 
 type seriesHook struct {
@@ -136,7 +146,7 @@ func (s *Store) TrackSeries(tr SeriesTracker, enabled []string) error {
 		if err != nil {
 			return err
 		}
-		tr.Reset(storedOffers(tx), ps)
+		tr.Reset(storedOffers(tx), ps, keysIn(tx))
 		m, err := readBestMeta(tx)
 		if err != nil {
 			return err
@@ -154,9 +164,25 @@ func (s *Store) TrackSeries(tr SeriesTracker, enabled []string) error {
 	return nil
 }
 
-// storedOffers yields every stored offer (reused: copy to keep).
-func storedOffers(tx *bolt.Tx) iter.Seq[*pricewatch.Offer] {
-	return func(yield func(*pricewatch.Offer) bool) {
+// keysIn reads offer keys by id in tx.
+func keysIn(tx *bolt.Tx) KeyOf {
+	b := bucket(tx, bOfferKeys)
+	var k [4]byte
+	return func(id uint32) string {
+		binary.BigEndian.PutUint32(k[:], id)
+		v := b.Get(k[:])
+		if i := bytes.IndexByte(v, 0); i >= 0 {
+			return string(v[i+1:])
+		}
+		return ""
+	}
+}
+
+// storedOffers yields every stored offer (reused: copy to keep) with its
+// id; an offer without one (none should be) is left out.
+func storedOffers(tx *bolt.Tx) iter.Seq2[uint32, *pricewatch.Offer] {
+	return func(yield func(uint32, *pricewatch.Offer) bool) {
+		ids := bucket(tx, bOfferIDs)
 		seen := map[string]time.Time{}
 		bucket(tx, bSeen).ForEach(func(k, v []byte) error {
 			if len(v) == 8 {
@@ -171,11 +197,15 @@ func storedOffers(tx *bolt.Tx) iter.Seq[*pricewatch.Offer] {
 			if i < 0 {
 				continue
 			}
+			id := ids.Get(k[i+1:])
+			if len(id) != 4 {
+				continue
+			}
 			o = pricewatch.Offer{Key: string(k[i+1:]), Source: string(k[:i])}
 			if err := decodeOffer(v, &o, seen[o.Source], nil, false); err != nil {
 				continue // integrity checks report it; a series skips it
 			}
-			if !yield(&o) {
+			if !yield(binary.BigEndian.Uint32(id), &o) {
 				return
 			}
 		}
@@ -234,15 +264,16 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 	}
 	ws := make([]Written, len(chs))
 	for i, c := range chs {
-		ws[i] = Written{c.offer, c.event}
+		ws[i] = Written{c.offer, c.event, c.id}
 	}
-	fp, changed := h.tr.Apply(ws, ps)
+	keys := keysIn(tx)
+	fp, changed := h.tr.Apply(ws, ps, keys)
 	if changed || h.broken {
-		h.tr.Reset(storedOffers(tx), ps)
+		h.tr.Reset(storedOffers(tx), ps, keys)
 		h.broken, m.Live = false, false
 	}
 	if !m.FromSet {
-		h.tr.Points(at, false) // the history has not started: nothing kept
+		h.tr.Points(at, false, keys) // the history has not started: nothing kept
 		return putJSON(b, kBestMeta, m)
 	}
 	// A run that started before the history's start, or before the series'
@@ -267,7 +298,7 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 		}
 		m.Live, m.Start, m.Fingerprint = true, pat, fp
 	}
-	if err := writePoints(tx, b, h.tr.Points(pat, all)); err != nil {
+	if err := writePoints(tx, b, h.tr.Points(pat, all, keys)); err != nil {
 		return err
 	}
 	m.ProfilesSeq = profileSeq(tx)
@@ -322,7 +353,10 @@ const (
 
 func writePoints(tx *bolt.Tx, b *bolt.Bucket, pts []SeriesPoint) error {
 	ids := bucket(tx, bOfferIDs)
-	idOf := func(key string) ([]byte, error) {
+	idOf := func(key string, id uint32) ([]byte, error) {
+		if id != 0 {
+			return binary.BigEndian.AppendUint32(nil, id), nil
+		}
 		v := ids.Get([]byte(key))
 		if len(v) != 4 {
 			return nil, fmt.Errorf("best series: offer %q has no id", key)
@@ -338,22 +372,23 @@ func writePoints(tx *bolt.Tx, b *bolt.Bucket, pts []SeriesPoint) error {
 		}
 		v := binary.AppendUvarint(make([]byte, 0, 48), uint64(p.Offers))
 		flags := byte(0)
-		if p.PriceKey != "" {
+		hasPrice, hasCost := p.PriceKey != "" || p.PriceID != 0, p.CostKey != "" || p.CostID != 0
+		if hasPrice {
 			flags |= bestHasPrice
 		}
-		if p.CostKey != "" {
+		if hasCost {
 			flags |= bestHasCost
 		}
 		v = append(v, flags)
-		if p.PriceKey != "" {
-			id, err := idOf(p.PriceKey)
+		if hasPrice {
+			id, err := idOf(p.PriceKey, p.PriceID)
 			if err != nil {
 				return err
 			}
 			v = binary.BigEndian.AppendUint64(append(v, id...), math.Float64bits(p.Price))
 		}
-		if p.CostKey != "" {
-			id, err := idOf(p.CostKey)
+		if hasCost {
+			id, err := idOf(p.CostKey, p.CostID)
 			if err != nil {
 				return err
 			}

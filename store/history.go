@@ -120,6 +120,7 @@ func termsOf(o *pricewatch.Offer) terms {
 type change struct {
 	offer *pricewatch.Offer
 	event Event
+	id    uint32 // the offer's interned id, set by writeChanges
 }
 
 // writeChanges writes the history rows and change-index entries of one
@@ -144,12 +145,13 @@ func (h *histTx) writeChanges(at time.Time, chs []change) error {
 	if appeared > 1000 && appeared >= len(chs)*9/10 {
 		h.ids.FillPercent = fillAppend // a first load: its keys arrive in order
 	}
-	for _, ch := range chs {
+	for i, ch := range chs {
 		id, err := h.offerID(ch.offer.Source, ch.offer.Key)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{id, ch})
+		chs[i].id = id
+		rows = append(rows, row{id, chs[i]})
 	}
 	slices.SortFunc(rows, func(a, b row) int { return int(int64(a.id) - int64(b.id)) })
 	if h.fresh >= len(rows)*9/10 && len(rows) > 0 {

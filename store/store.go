@@ -526,7 +526,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 			return
 		}
 		o.FirstSeen, o.ObservedAt = at, at
-		chs = append(chs, change{o, Appeared})
+		chs = append(chs, change{offer: o, event: Appeared})
 		if cap(slab)-len(slab) < 512+len(o.URL)+len(o.GPUName)+len(o.Region)+len(o.OfferID) {
 			slab = make([]byte, 0, 1<<20)
 		}
@@ -564,7 +564,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 			if err := decodeOffer(v, o, seenPrev, nil, false); err != nil {
 				return nil, fmt.Errorf("decode offer %q: %w", k, err)
 			}
-			chs = append(chs, change{o, Vanished})
+			chs = append(chs, change{offer: o, event: Vanished})
 			dels = append(dels, append([]byte{}, k...))
 			continue
 		}
@@ -579,7 +579,7 @@ func applyOffers(tx *bolt.Tx, source string, at time.Time, offers []pricewatch.O
 			return nil, fmt.Errorf("decode offer %q: %w", k, err)
 		}
 		if !prev.SamePrice(*o) {
-			chs = append(chs, change{o, Changed})
+			chs = append(chs, change{offer: o, event: Changed})
 		}
 		puts = append(puts, put{append([]byte{}, k...), append([]byte{}, enc...)})
 	}
