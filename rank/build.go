@@ -251,20 +251,22 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 	}
 	for i := range p.rows {
 		r := &p.rows[i]
-		c := convs[r.currency]
+		sh := &p.shapes[r.shape]
+		c := convs[sh.currency]
 		if c == nil {
-			cv := s.convOf(p.dict[r.currency])
+			cv := s.convOf(p.dict[sh.currency])
 			c = &cv
-			convs[r.currency] = c
+			convs[sh.currency] = c
 		}
 		pt.base[i] = c.apply(r.price)
-		stale := lim > 0 && now-r.observedAt > int64(lim)
+		seen := p.times[r.times].observedAt
+		stale := lim > 0 && now-seen > int64(lim)
 		if lim > 0 && !stale {
-			if u := r.observedAt + int64(lim) + 1; pt.until == 0 || u < pt.until {
+			if u := seen + int64(lim) + 1; pt.until == 0 || u < pt.until {
 				pt.until = u
 			}
 		}
-		provider, mode := p.dict[r.provider], p.dict[r.mode]
+		provider, mode := p.dict[sh.provider], p.dict[r.mode]
 		if p.source != provider {
 			d := provider + "\x00" + mode
 			pt.deps[d] = s.direct[d]
@@ -272,7 +274,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 		_, known := card(r.card)
 		var why uint8
 		switch {
-		case p.dict[r.kind] == string(pricewatch.KindReference):
+		case p.dict[sh.kind] == string(pricewatch.KindReference):
 			why = codeReference
 			if p.dict[r.card] != "" && !stale {
 				pt.refs = append(pt.refs, int32(i))
@@ -287,7 +289,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 			why = codeStale
 		case p.source != provider && s.direct[provider+"\x00"+mode]:
 			why = codeDuplicate
-		case p.dict[r.rentUnit] == "" || len(p.counts[r.counts]) == 0:
+		case p.dict[sh.rentUnit] == "" || len(p.counts[sh.counts]) == 0:
 			why = codeNoUnit
 		case math.IsNaN(pt.base[i]):
 			why = codeNoRate
@@ -295,13 +297,13 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 		pt.why[i] = why
 		shapeOf[i] = -1
 		if why == 0 && !specific[provider] {
-			sh := shape{r.card, r.counts, r.rentUnit}
-			id, ok := shapes[sh]
+			rs := shape{r.card, sh.counts, sh.rentUnit}
+			id, ok := shapes[rs]
 			if !ok {
 				id = int32(len(shapeList))
-				shapes[sh] = id
-				shapeList = append(shapeList, sh)
-				shapeKeys = append(shapeKeys, shapeKey{p.dict[r.card], countsKey(p.counts[r.counts]), p.dict[r.rentUnit]})
+				shapes[rs] = id
+				shapeList = append(shapeList, rs)
+				shapeKeys = append(shapeKeys, shapeKey{p.dict[r.card], countsKey(p.counts[sh.counts]), p.dict[sh.rentUnit]})
 			}
 			shapeOf[i] = id
 		}
@@ -326,11 +328,12 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 			if !ok {
 				return shapeResult{done: true, why: whyCode(prec.Why)}
 			}
-			pr, ok := s.profiles.lookup(p.dict[r.card], w.Name, p.dict[r.provider], p.str(r.offerID))
+			sh := &p.shapes[r.shape]
+			pr, ok := s.profiles.lookup(p.dict[r.card], w.Name, p.dict[sh.provider], p.str(r.offerID))
 			if !ok || pr.TokensPerSecond <= 0 {
 				return shapeResult{done: true, why: codeNoProfile}
 			}
-			o := pricewatch.Offer{GPUCounts: p.counts[r.counts], RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit])}
+			o := pricewatch.Offer{GPUCounts: p.counts[sh.counts], RentUnit: pricewatch.RentUnit(p.dict[sh.rentUnit])}
 			rt, pr, why := RentalFor(w, cd, o, MaxMaxGPUs, pr)
 			if why != "" {
 				return shapeResult{done: true, why: whyCode(why)}

@@ -157,7 +157,7 @@ func (pn *packNarrowing) keepRow(r *packRow) bool {
 		pn.cards[r.card] = card
 	}
 	d, sh := pn.p.dict, &pn.p.shapes[r.shape]
-	return pn.n.keep(d[r.provider], d[sh.region], d[sh.country], d[sh.interconnect], card, sh.vcpus, sh.ramGB, int(r.gpus))
+	return pn.n.keep(d[sh.provider], d[sh.region], d[sh.country], d[sh.interconnect], card, sh.vcpus, sh.ramGB, int(r.gpus))
 }
 
 // Providers lists the providers of the snapshot's offers, sorted: what a
@@ -175,8 +175,8 @@ func (s *Snapshot) Providers() []string {
 func (p *Pack) providerNames() []string {
 	p.provOnce.Do(func() {
 		idx := map[uint32]bool{}
-		for i := range p.rows {
-			idx[p.rows[i].provider] = true
+		for i := range p.shapes { // every shape is some row's
+			idx[p.shapes[i].provider] = true
 		}
 		for i := range idx {
 			if p.dict[i] != "" {

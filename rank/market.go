@@ -84,7 +84,7 @@ func (pt *part) marketPrices() map[string][]float64 {
 		for i := range p.rows {
 			r := &p.rows[i]
 			if p.dict[r.card] == "" || math.IsNaN(pt.base[i]) ||
-				(pt.staleAfter > 0 && pt.from-r.observedAt > int64(pt.staleAfter)) {
+				(pt.staleAfter > 0 && pt.from-p.times[r.times].observedAt > int64(pt.staleAfter)) {
 				continue
 			}
 			k := p.dict[r.card] + "\x00" + p.dict[r.mode]

@@ -188,7 +188,7 @@ func dictIndex(p *Pack, s string) int64 {
 func (q *queryPart) match(i int32) bool {
 	r := &q.p.rows[i]
 	return (q.card < 0 || int64(r.card) == q.card) && (q.mode < 0 || int64(r.mode) == q.mode) &&
-		(q.kind == nil || slices.Contains(q.kind, r.kind)) && (q.av == nil || slices.Contains(q.av, r.avail)) &&
+		(q.kind == nil || slices.Contains(q.kind, q.p.shapes[r.shape].kind)) && (q.av == nil || slices.Contains(q.av, r.avail)) &&
 		q.nar.keepRow(r)
 }
 

@@ -28,6 +28,7 @@ type Pack struct {
 	// machines, its terms), so rows share them instead of each carrying
 	// them (a row is half the size; at a million offers, 100 MB less).
 	shapes []packShape
+	times  []packTimes
 	// direct are the provider\x00mode pairs the source scrapes itself.
 	direct []string
 	// ix orders the offers for listings by price (built on first use);
@@ -44,30 +45,34 @@ type Pack struct {
 
 type sref struct{ off, n uint32 }
 
-// packRow is one offer: what ranking and listing read on every row.
-// Strings other than the key and the offer id are indexes into the pack's
-// dict; GPU count lists into its counts; the rest into its shapes.
+// packRow is one offer: what ranking and listing read on every row that
+// differs from offer to offer. Strings other than the key and the offer
+// id are indexes into the pack's dict; the rest is in its shapes and
+// times, which rows share (72 bytes a row; 208 before issue 20).
 type packRow struct {
-	key, offerID                   sref
-	provider, card, mode, currency uint32
-	avail, kind, rentUnit, counts  uint32
-	shape                          uint32
-	gpus                           int32
-	flags                          uint32
-	price, unitPrice, rel          float64
-	firstSeen, observedAt          int64
+	key, offerID                    sref // offerID is a part of key when the key holds it
+	card, mode, avail, shape, times uint32
+	gpus                            int32
+	flags                           uint32
+	price, unitPrice, rel           float64
 }
 
 // packShape is what offers of a source share with their neighbours: the
-// machine (vCPUs, RAM, disk, link, place) and the terms.
+// provider, the machine (vCPUs, RAM, disk, link, place) and the terms.
+// GPU count lists are indexes into the pack's counts.
 type packShape struct {
-	region, gpuName, stock, reclaim, url  uint32
-	interconnect, country, rentURL        uint32
-	rentUnitGPUs                          int32
-	fraction, commitment, storage, egress float64
-	capHours, freeEgress                  float64
-	vcpus, ramGB, diskGB                  float64
+	provider, currency, kind, rentUnit, counts uint32
+	region, gpuName, stock, reclaim, url       uint32
+	interconnect, country, rentURL             uint32
+	rentUnitGPUs                               int32
+	fraction, commitment, storage, egress      float64
+	capHours, freeEgress                       float64
+	vcpus, ramGB, diskGB                       float64
 }
+
+// packTimes are an offer's first and last sightings (Unix nanoseconds): a
+// run's offers share them, so rows hold an index.
+type packTimes struct{ firstSeen, observedAt int64 }
 
 const (
 	rowShared = 1 << iota
@@ -88,6 +93,7 @@ type PackBuilder struct {
 	common int
 	direct map[uint64]bool
 	shapes map[packShape]uint32
+	times  map[packTimes]uint32
 	// cache is the last string interned per field: offers of one source
 	// repeat their neighbours' providers, modes, currencies and URLs.
 	cache [15]struct {
@@ -101,8 +107,8 @@ type PackBuilder struct {
 func NewPackBuilder(source string, n int) *PackBuilder {
 	b := &PackBuilder{p: &Pack{source: source, rows: make([]packRow, 0, n), arena: make([]byte, 0, 24*n)},
 		dict: map[string]uint32{"": 0}, counts: map[string]uint32{}, sorted: true, direct: map[uint64]bool{},
-		shapes: map[packShape]uint32{},
-		keys:   make([]sref, 0, n)}
+		shapes: map[packShape]uint32{}, times: map[packTimes]uint32{},
+		keys: make([]sref, 0, n)}
 	b.p.dict = append(b.p.dict, "") // index 0, which the field caches start at
 	return b
 }
@@ -161,9 +167,37 @@ func (b *PackBuilder) shapeOf(sh *packShape) uint32 {
 	return i
 }
 
+func (b *PackBuilder) timesOf(t packTimes) uint32 {
+	if n := len(b.p.times); n > 0 && b.p.times[n-1] == t {
+		return uint32(n - 1)
+	}
+	i, ok := b.times[t]
+	if !ok {
+		i = uint32(len(b.p.times))
+		b.p.times = append(b.p.times, t)
+		b.times[t] = i
+	}
+	return i
+}
+
+// within is the arena string of sub: a part of key (at key's arena
+// reference) when key holds it, as an offer key holds its offer id, else
+// a copy of its own.
+func (b *PackBuilder) within(ref sref, key, sub string) sref {
+	if sub == "" {
+		return sref{}
+	}
+	if i := strings.Index(key, sub); i >= 0 {
+		return sref{ref.off + uint32(i), uint32(len(sub))}
+	}
+	return b.arena(sub)
+}
+
 // Add copies an offer into the pack (nothing of o is kept).
 func (b *PackBuilder) Add(o *pricewatch.Offer) {
 	sh := packShape{
+		provider: b.intern(0, o.Provider), currency: b.intern(9, o.Currency), kind: b.intern(2, string(o.Kind)),
+		rentUnit: b.intern(5, string(o.RentUnit)), counts: b.countsOf(o.GPUCounts),
 		region: b.intern(1, o.Region), gpuName: b.intern(4, o.GPUName), stock: b.intern(7, o.Stock),
 		reclaim: b.intern(10, o.ReclaimRisk), url: b.intern(11, o.URL),
 		interconnect: b.intern(12, o.Interconnect), country: b.intern(13, o.Country), rentURL: b.intern(14, o.RentURL),
@@ -171,15 +205,12 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 		storage: o.StoragePerGBMonth, egress: o.EgressPerGB, capHours: o.MonthlyCapHours, freeEgress: o.FreeEgressGBMonth,
 		vcpus: o.VCPUs, ramGB: o.RAMGB, diskGB: o.DiskGB,
 	}
+	key := b.arena(o.Key)
 	r := packRow{
-		key: b.arena(o.Key), offerID: b.arena(o.OfferID),
-		provider: b.intern(0, o.Provider), kind: b.intern(2, string(o.Kind)),
-		card: b.intern(3, o.Card), rentUnit: b.intern(5, string(o.RentUnit)),
-		avail: b.intern(6, string(o.Available)), mode: b.intern(8, string(o.Mode)),
-		currency: b.intern(9, o.Currency), shape: b.shapeOf(&sh),
-		counts: b.countsOf(o.GPUCounts), gpus: int32(o.GPUs),
-		unitPrice: o.UnitPricePerHour, price: o.PricePerGPUHour,
-		firstSeen: unixNanos(o.FirstSeen), observedAt: unixNanos(o.ObservedAt),
+		key: key, offerID: b.within(key, o.Key, o.OfferID),
+		card: b.intern(3, o.Card), avail: b.intern(6, string(o.Available)), mode: b.intern(8, string(o.Mode)),
+		shape: b.shapeOf(&sh), times: b.timesOf(packTimes{unixNanos(o.FirstSeen), unixNanos(o.ObservedAt)}),
+		gpus: int32(o.GPUs), unitPrice: o.UnitPricePerHour, price: o.PricePerGPUHour,
 	}
 	if o.Bid {
 		r.flags |= rowBid
@@ -208,7 +239,7 @@ func (b *PackBuilder) Add(o *pricewatch.Offer) {
 	b.last = b.p.str(r.key)
 	b.p.rows = append(b.p.rows, r)
 	if o.Source == o.Provider {
-		b.direct[uint64(r.provider)<<32|uint64(r.mode)] = true
+		b.direct[uint64(sh.provider)<<32|uint64(r.mode)] = true
 	}
 }
 
@@ -225,7 +256,8 @@ func (b *PackBuilder) Pack() *Pack {
 	p.rows = slices.Clip(p.rows)
 	p.arena = slices.Clip(p.arena)
 	p.shapes = slices.Clip(p.shapes)
-	b.p, b.keys, b.shapes = nil, nil, nil
+	p.times = slices.Clip(p.times)
+	b.p, b.keys, b.shapes, b.times = nil, nil, nil, nil
 	return p
 }
 
@@ -353,20 +385,20 @@ func (p *Pack) Key(i int) string { return p.str(p.rows[i].key) }
 // pack: callers must not modify the GPUCounts slice.
 func (p *Pack) Offer(i int) pricewatch.Offer {
 	r := &p.rows[i]
-	sh := &p.shapes[r.shape]
+	sh, tm := &p.shapes[r.shape], &p.times[r.times]
 	o := pricewatch.Offer{
-		Key: p.str(r.key), Source: p.source, Provider: p.dict[r.provider], OfferID: p.str(r.offerID),
-		Region: p.dict[sh.region], Kind: pricewatch.Kind(p.dict[r.kind]), Card: p.dict[r.card], GPUName: p.dict[sh.gpuName],
-		GPUs: int(r.gpus), RentUnit: pricewatch.RentUnit(p.dict[r.rentUnit]), GPUCounts: p.counts[r.counts],
+		Key: p.str(r.key), Source: p.source, Provider: p.dict[sh.provider], OfferID: p.str(r.offerID),
+		Region: p.dict[sh.region], Kind: pricewatch.Kind(p.dict[sh.kind]), Card: p.dict[r.card], GPUName: p.dict[sh.gpuName],
+		GPUs: int(r.gpus), RentUnit: pricewatch.RentUnit(p.dict[sh.rentUnit]), GPUCounts: p.counts[sh.counts],
 		RentUnitGPUs: int(sh.rentUnitGPUs), UnitPricePerHour: r.unitPrice, GPUFraction: sh.fraction, Shared: r.flags&rowShared != 0,
 		Available: pricewatch.Availability(p.dict[r.avail]), Stock: p.dict[sh.stock], Mode: pricewatch.Mode(p.dict[r.mode]),
-		CommitmentHours: sh.commitment, PricePerGPUHour: r.price, Currency: p.dict[r.currency],
+		CommitmentHours: sh.commitment, PricePerGPUHour: r.price, Currency: p.dict[sh.currency],
 		ReclaimRisk: p.dict[sh.reclaim], URL: p.dict[sh.url], Bid: r.flags&rowBid != 0,
 		StoragePerGBMonth: sh.storage, EgressPerGB: sh.egress,
 		MonthlyCapHours: sh.capHours, FreeEgressGBMonth: sh.freeEgress,
 		Machine: pricewatch.Machine{VCPUs: sh.vcpus, RAMGB: sh.ramGB, DiskGB: sh.diskGB,
 			Interconnect: p.dict[sh.interconnect], Country: p.dict[sh.country], RentURL: p.dict[sh.rentURL]},
-		FirstSeen: fromUnixNanos(r.firstSeen), ObservedAt: fromUnixNanos(r.observedAt),
+		FirstSeen: fromUnixNanos(tm.firstSeen), ObservedAt: fromUnixNanos(tm.observedAt),
 	}
 	if r.flags&rowHasRel != 0 {
 		o.Reliability = &r.rel
@@ -411,7 +443,7 @@ func (p *Pack) Replace(next []pricewatch.Offer, keep []string) *Pack {
 
 // Bytes is an estimate of the pack's memory.
 func (p *Pack) Bytes() int {
-	n := len(p.rows)*int(unsafe.Sizeof(packRow{})) + len(p.shapes)*int(unsafe.Sizeof(packShape{})) + len(p.arena)
+	n := len(p.rows)*int(unsafe.Sizeof(packRow{})) + len(p.shapes)*int(unsafe.Sizeof(packShape{})) + len(p.times)*16 + len(p.arena)
 	for _, s := range p.dict {
 		n += len(s) + 16
 	}

@@ -481,7 +481,7 @@ func (s *Snapshot) HasProvider(provider, offerID string) bool {
 		p := pt.pack
 		for i := range p.rows {
 			r := &p.rows[i]
-			if p.dict[r.provider] == provider && (offerID == "" || p.str(r.offerID) == offerID) {
+			if p.dict[p.shapes[r.shape].provider] == provider && (offerID == "" || p.str(r.offerID) == offerID) {
 				return true
 			}
 		}
