@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/normalize"
@@ -39,13 +40,19 @@ type Tracker struct {
 	subOf     []int32          // per slot: its sub-series (-1: none)
 	pos       []int32          // per slot: its index in its sub-series' members (-1: not counted)
 	price     []float64        // per slot: the price per GPU-hour of a counted offer
-	rent      []uint32         // per slot and workload: index into rentals (0: cannot run it)
+	rent      []uint32         // per slot: its rental set, an index into sets (0: none)
 	free      []int32
 	rentals   []tRental
-	rentalIx  map[tRental]uint32
-	subs      []*tSub
-	subIx     map[subKey]int32
-	touched   []int32 // sub-series touched since the last Points (each once)
+	// sets are the distinct lists of rentals per workload (an index into
+	// rentals each, 0: cannot run it), len(ins) entries a set: offers of
+	// one card and GPU count share one.
+	sets     []uint32
+	setIx    map[string]uint32
+	scratch  []uint32
+	rentalIx map[tRental]uint32
+	subs     []*tSub
+	subIx    map[subKey]int32
+	touched  []int32 // sub-series touched since the last Points (each once)
 }
 
 type subKey struct {
@@ -120,6 +127,7 @@ func (t *Tracker) Reset(offers iter.Seq2[uint32, *pricewatch.Offer], profiles []
 	t.slot = map[uint32]int32{}
 	t.ids, t.subOf, t.pos, t.price, t.rent, t.free = nil, nil, nil, nil, nil, nil
 	t.rentals, t.rentalIx = []tRental{{}}, map[tRental]uint32{}
+	t.sets, t.setIx, t.scratch = make([]uint32, len(t.ins)), map[string]uint32{}, make([]uint32, len(t.ins))
 	t.subs, t.subIx, t.touched = nil, map[subKey]int32{}, nil
 	for id, o := range offers {
 		t.set(id, o, store.Appeared)
@@ -191,7 +199,8 @@ func (t *Tracker) set(id uint32, o *pricewatch.Offer, ev store.Event) {
 	t.pos[i] = int32(len(sub.members))
 	sub.members = append(sub.members, i)
 	r := store.HistoryRow{Card: o.Card, GPUs: o.GPUs, PricePerGPUHour: o.PricePerGPUHour, Currency: o.Currency, Available: o.Available}
-	rents := t.rent[int(i)*len(t.ins):][:len(t.ins)]
+	rents := t.scratch
+	clear(rents)
 	for w := range t.ins {
 		gpus, tps, ok := rentalOf(t.ins[w], *o, r)
 		if !ok {
@@ -208,6 +217,8 @@ func (t *Tracker) set(id uint32, o *pricewatch.Offer, ev store.Event) {
 		}
 		rents[w] = ix
 	}
+	t.rent[i] = t.setOf(rents)
+	rents = t.rentsOf(i)
 	if sub.dirty {
 		return // found again at Points
 	}
@@ -219,6 +230,27 @@ func (t *Tracker) set(id uint32, o *pricewatch.Offer, ev store.Event) {
 			sub.minCost[w] = i
 		}
 	}
+}
+
+// setOf interns a list of rentals per workload.
+func (t *Tracker) setOf(rents []uint32) uint32 {
+	if len(rents) == 0 {
+		return 0
+	}
+	key := unsafe.Slice((*byte)(unsafe.Pointer(&rents[0])), 4*len(rents))
+	if ix, ok := t.setIx[string(key)]; ok {
+		return ix
+	}
+	ix := uint32(len(t.sets) / len(rents))
+	t.sets = append(t.sets, rents...)
+	t.setIx[string(key)] = ix
+	return ix
+}
+
+// rentsOf is slot i's rentals per workload.
+func (t *Tracker) rentsOf(i int32) []uint32 {
+	n := len(t.ins)
+	return t.sets[int(t.rent[i])*n:][:n]
 }
 
 // alloc gives an offer id a slot (a free one if any) with no sub-series.
@@ -233,7 +265,7 @@ func (t *Tracker) alloc(id uint32) int32 {
 		t.subOf = append(t.subOf, -1)
 		t.pos = append(t.pos, -1)
 		t.price = append(t.price, 0)
-		t.rent = append(t.rent, make([]uint32, len(t.ins))...)
+		t.rent = append(t.rent, 0)
 	}
 	t.slot[id] = i
 	return i
@@ -258,7 +290,7 @@ func (t *Tracker) leave(i int32) {
 		}
 	}
 	t.subOf[i], t.pos[i] = -1, -1
-	clear(t.rent[int(i)*len(t.ins):][:len(t.ins)])
+	t.rent[i] = 0
 }
 
 // lessPrice orders slots by price, then key (as the computed series'
@@ -269,7 +301,7 @@ func (t *Tracker) lessPrice(a, b int32) bool {
 }
 
 func (t *Tracker) cost(i int32, w int) float64 {
-	r := t.rentals[t.rent[int(i)*len(t.ins)+w]]
+	r := t.rentals[t.rentsOf(i)[w]]
 	return rank.CostPerMillionTokens(t.price[i]*float64(r.gpus), r.tps)
 }
 
@@ -294,12 +326,11 @@ func (t *Tracker) refresh(sub *tSub) {
 	for w := range sub.minCost {
 		sub.minCost[w] = -1
 	}
-	nw := len(t.ins)
 	for _, i := range sub.members {
 		if sub.minPrice < 0 || t.lessPrice(i, sub.minPrice) {
 			sub.minPrice = i
 		}
-		rents := t.rent[int(i)*nw:][:nw]
+		rents := t.rentsOf(i)
 		for w, m := range sub.minCost {
 			if rents[w] != 0 && (m < 0 || t.lessCost(i, m, w)) {
 				sub.minCost[w] = i
@@ -337,7 +368,7 @@ func (t *Tracker) Points(at time.Time, all bool, keys store.KeyOf) []store.Serie
 			p := base
 			p.Workload = wl.Name
 			if m := s.minCost[w]; m >= 0 {
-				r := t.rentals[t.rent[int(m)*len(t.ins)+w]]
+				r := t.rentals[t.rentsOf(m)[w]]
 				p.CostID, p.CostPrice, p.GPUs, p.TokensPerSecond = t.ids[m], t.price[m], int(r.gpus), r.tps
 			}
 			v := p
