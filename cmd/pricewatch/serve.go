@@ -110,10 +110,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			initErr <- err
 			return
 		}
-		p.RunAll(ctx, nil)
+		start := time.Now()
+		sums := p.RunAll(ctx, nil)
 		if err := p.Refresh(ctx); err != nil {
 			log.Error("refresh failed", "err", err)
 		}
+		failed := 0
+		for _, sum := range sums {
+			if sum.Err != nil {
+				failed++
+			}
+		}
+		// One line says the first round is over (its runs, the ranking and
+		// the memory they used handed back), for operators and for
+		// scripts/bench-scale, which measures after it.
+		log.Info("first round done", "sources", len(sums), "failed", failed, "duration", time.Since(start).Round(time.Millisecond))
 		backend.firstRoundDone()
 		if ctx.Err() == nil {
 			if err := p.Start(ctx); err != nil {
