@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -39,11 +40,20 @@ func Money(v float64, cur string) string {
 	case v == 0:
 		return "0 " + cur
 	case a >= 100:
-		return fmt.Sprintf("%.0f %s", v, cur)
+		return money(v, 0, cur)
 	case a >= 1:
-		return fmt.Sprintf("%.2f %s", v, cur)
+		return money(v, 2, cur)
 	}
-	return fmt.Sprintf("%.*f %s", 2-int(math.Floor(math.Log10(a))), v, cur)
+	return money(v, 2-int(math.Floor(math.Log10(a))), cur)
+}
+
+// money is v with prec decimals and the currency (what fmt's "%.*f %s"
+// prints, without fmt: the dashboard prints three a row).
+func money(v float64, prec int, cur string) string {
+	var buf [40]byte
+	b := strconv.AppendFloat(buf[:0], v, 'f', prec, 64)
+	b = append(b, ' ')
+	return string(append(b, cur...))
 }
 
 // ChangeMessage renders a posted decision for a watch: the workload, last

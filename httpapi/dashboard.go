@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
@@ -39,24 +40,18 @@ var pages = map[string]*template.Template{}
 
 func init() {
 	funcs := template.FuncMap{
-		"money": func(v float64, cur string) string {
-			if math.IsInf(v, 0) || math.IsNaN(v) {
-				return "—"
-			}
-			return alerts.Money(v, cur)
-		},
-		"num":    func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) },
+		"money":  money,
+		"num":    wholeNumber,
 		"gb":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
 		"ago":    ago,
 		"when":   func(t *time.Time) string { return whenText(t) },
 		"unit":   unitText,
 		"billed": billedText,
 		"lower":  strings.ToLower,
-		// Vast hosts without a city are ", US" (the offer key keeps it).
-		"place": func(r string) string { return strings.TrimSpace(strings.TrimPrefix(r, ",")) },
-		"pct":   func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
-		"join":  strings.Join,
-		"inc":   func(i int) int { return i + 1 },
+		"place":  place,
+		"pct":    func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
+		"join":   strings.Join,
+		"inc":    func(i int) int { return i + 1 },
 		// opt prints a detail an offer may not state (0: not stated).
 		"opt": func(v float64) string {
 			if v == 0 {
@@ -110,12 +105,23 @@ func (p page) NavLink(to string) string {
 }
 
 func render(w http.ResponseWriter, name string, code int, data any) error {
-	var b bytes.Buffer
-	if err := pages[name].ExecuteTemplate(&b, "layout.html", data); err != nil {
+	b := renderBufs.Get().(*bytes.Buffer)
+	defer func() {
+		if b.Cap() <= 4<<20 {
+			b.Reset()
+			renderBufs.Put(b)
+		}
+	}()
+	if err := pages[name].ExecuteTemplate(b, "layout.html", data); err != nil {
 		return err
 	}
 	return writePage(w, code, b.Bytes())
 }
+
+// renderBufs are the buffers pages render into before they are written
+// (a page is ~100 KB: grown anew for every page, it was a quarter of what
+// the dashboard allocated).
+var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writePage writes a rendered page with the headers every page has.
 func writePage(w http.ResponseWriter, code int, body []byte) error {
@@ -187,6 +193,37 @@ func pageLink(path string, q url.Values, kv ...string) string {
 	return path + "?" + l.Encode()
 }
 
+// cardLinks gives pageLink(path, q, kv..., "card", card) for card after
+// card: the rest of the query is encoded once (Encode sorts the keys, so
+// the card goes between the keys before "card" and those after). The
+// ranking links every row twice; encoding each link whole was a tenth of
+// the page's time.
+func cardLinks(path string, q url.Values, kv ...string) func(card string) string {
+	full, _ := url.ParseQuery(strings.TrimPrefix(pageLink("", q, kv...), "?"))
+	before, after := url.Values{}, url.Values{}
+	for k, v := range full {
+		switch {
+		case k < "card":
+			before[k] = v
+		case k > "card":
+			after[k] = v
+		}
+	}
+	b, a := before.Encode(), after.Encode()
+	if b != "" {
+		b += "&"
+	}
+	if a != "" {
+		a = "&" + a
+	}
+	return func(card string) string {
+		if card == "" {
+			return pageLink(path, full, "card", "")
+		}
+		return path + "?" + b + "card=" + url.QueryEscape(card) + a
+	}
+}
+
 // option is one choice of a selector.
 type option struct {
 	Value, Label string
@@ -202,14 +239,120 @@ func options(cur string, pairs ...string) []option {
 }
 
 // bestRow is one card in the dashboard's table.
+// It is flat, its numbers already text: html/template looks every field up
+// by name through reflection, and through rank.Entry's embedded structs
+// that lookup was most of the page's millisecond (issue 20: the first load
+// of a minute within 20x /v1/best).
 type bestRow struct {
-	Rank int
-	BestCard
-	ChartLink string
-	// OffersLink opens the card's offers in the browser, same filters.
-	OffersLink string
-	Unit       string
+	Rank                    int
+	Card, ChartLink         string
+	OffersLink              string // the card's offers in the browser, same filters
+	Cost, UnitPrice, Price  string
+	TokensPerSecond, PerGPU string
+	Source, Provider, Unit  string
+	Origin, Precision       string
+	Mode                    pricewatch.Mode
+	Bid                     bool
+	Region, OfferID         string
+	Available               pricewatch.Availability
+	Stock                   string
 }
+
+// bestRowsHTML writes the ranking table's rows. They are most of the page
+// (a row per card, thirteen cells each), and html/template escapes every
+// cell through a reflective call: written here, each text escaped with
+// template.HTMLEscapeString (text and quoted attribute values alike), the
+// first load of a minute takes half the time.
+func bestRowsHTML(rows []bestRow) template.HTML {
+	var b strings.Builder
+	b.Grow(len(rows) * 900)
+	e := func(s string) {
+		if strings.ContainsAny(s, "<>&'\"\x00") {
+			b.WriteString(template.HTMLEscapeString(s))
+		} else {
+			b.WriteString(s) // most cells: nothing to escape
+		}
+	}
+	w := b.WriteString
+	for _, r := range rows {
+		w(`<tr data-card="`)
+		e(r.Card)
+		w("\">\n<td>")
+		w(strconv.Itoa(r.Rank))
+		w("</td>\n<td><a href=\"")
+		e(r.ChartLink)
+		w(`">`)
+		e(r.Card)
+		w(`</a> <a class="offers-link" href="`)
+		e(r.OffersLink)
+		w(`" title="every offer of `)
+		e(r.Card)
+		w("\">offers</a></td>\n<td class=\"num cost\">")
+		e(r.Cost)
+		w("</td>\n<td class=\"num\">")
+		e(r.UnitPrice)
+		w("</td>\n<td class=\"num\">")
+		e(r.Price)
+		w("</td>\n<td class=\"num\">")
+		e(r.TokensPerSecond)
+		w("</td>\n<td>")
+		e(r.Source)
+		if r.Provider != r.Source {
+			w(" (")
+			e(r.Provider)
+			w(")")
+		}
+		w("</td>\n<td class=\"unit\">")
+		e(r.Unit)
+		w("</td>\n<td><span class=\"origin origin-")
+		e(r.Origin)
+		w(`">`)
+		e(r.Origin)
+		w("</span> ")
+		e(r.PerGPU)
+		w("/GPU")
+		if r.Precision != "bf16" {
+			w(", ")
+			e(r.Precision)
+		}
+		w("</td>\n<td>")
+		e(string(r.Mode))
+		if r.Bid {
+			w(" (bid)")
+		}
+		w("</td>\n<td>")
+		if r.Region != "" {
+			e(r.Region)
+		} else {
+			w("—")
+		}
+		w("</td>\n<td class=\"offer\">")
+		e(r.OfferID)
+		w("</td>\n<td>")
+		e(string(r.Available))
+		if r.Stock != "" {
+			w(" (")
+			e(r.Stock)
+			w(")")
+		}
+		w("</td>\n</tr>")
+	}
+	return template.HTML(b.String())
+}
+
+// money is a cost or price in cur, "—" when there is none.
+func money(v float64, cur string) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "—"
+	}
+	return alerts.Money(v, cur)
+}
+
+func wholeNumber(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+
+// place is a region as shown: Vast hosts without a city are ", US" (the
+// offer key keeps it).
+func place(r string) string { return strings.TrimSpace(strings.TrimPrefix(r, ",")) }
 
 // sortColumn is a sortable column header.
 type sortColumn struct {
@@ -232,9 +375,11 @@ type bestPage struct {
 	Workloads, Modes, Currencies, GPUs, Avail                              []option
 	Columns                                                                []sortColumn
 	Rows                                                                   []bestRow
-	Chart                                                                  *chartView
-	Stale                                                                  int
-	Filters                                                                []filterField
+	// RowsHTML is the table's body, made by bestRowsHTML.
+	RowsHTML template.HTML
+	Chart    *chartView
+	Stale    int
+	Filters  []filterField
 }
 
 var dashboardParams = slices.Concat([]string{"workload", "mode", "currency", "max_gpus", "available", "sort", "order", "card", "range"}, filterParams)
@@ -287,9 +432,14 @@ type pageBuffer struct {
 	buf    bytes.Buffer
 }
 
-func (p *pageBuffer) Header() http.Header         { return p.header }
-func (p *pageBuffer) Write(b []byte) (int, error) { return p.buf.Write(b) }
-func (p *pageBuffer) WriteHeader(code int)        { p.code = code }
+func (p *pageBuffer) Header() http.Header { return p.header }
+func (p *pageBuffer) Write(b []byte) (int, error) {
+	if p.buf.Len() == 0 {
+		p.buf.Grow(len(b)) // a page comes in one write: one allocation of its size
+	}
+	return p.buf.Write(b)
+}
+func (p *pageBuffer) WriteHeader(code int) { p.code = code }
 
 func (p *pageBuffer) writeTo(w http.ResponseWriter) error {
 	for k, v := range p.header {
@@ -404,11 +554,17 @@ func (s *Server) renderBest(w http.ResponseWriter, r *http.Request, snap *rank.S
 		return c
 	})
 	link := func(kv ...string) string { return pageLink("/", q, kv...) }
+	chartLink, offersLink := cardLinks("/", q), cardLinks("/offers", offersQ)
 	for i, c := range cards {
-		offersQ.Set("card", c.Card)
-		st.Rows = append(st.Rows, bestRow{Rank: i + 1, BestCard: c, ChartLink: link("card", c.Card) + "#history",
-			OffersLink: "/offers?" + offersQ.Encode(), Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts)})
+		st.Rows = append(st.Rows, bestRow{Rank: i + 1, Card: c.Card, ChartLink: chartLink(c.Card) + "#history",
+			OffersLink: offersLink(c.Card), Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts),
+			Cost: money(c.CostPerMillionTokens, st.Currency), UnitPrice: money(c.UnitPricePerHour, st.Currency),
+			Price: money(c.PricePerGPUHour, st.Currency), TokensPerSecond: wholeNumber(c.TokensPerSecond),
+			PerGPU: wholeNumber(c.TokensPerSecondPerGPU), Source: c.Source, Provider: c.Provider,
+			Origin: string(c.ThroughputOrigin), Precision: c.Precision, Mode: c.Mode, Bid: c.Bid,
+			Region: place(c.Region), OfferID: c.OfferID, Available: c.Available, Stock: c.Stock})
 	}
+	st.RowsHTML = bestRowsHTML(st.Rows)
 	for _, col := range []struct {
 		key, label string
 		numeric    bool

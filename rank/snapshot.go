@@ -195,34 +195,16 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 	if len(f.Modes) == 0 {
 		f.Modes = pricewatch.DefaultModes()
 	}
-	var cands []Entry
-	if !f.Narrowing.Active() {
-		for _, e := range s.groupEntries(wi) {
-			if f.matches(&e) {
-				cands = append(cands, e)
-			}
-		}
-	} else {
-		// A narrowing is not a group: the cheapest matching row per card is
-		// looked for in every part.
-		best := map[string][2]int32{}
-		s.scan(wi, f, func(pi, row int32) {
-			card := s.parts[pi].pack.dict[s.parts[pi].pack.rows[row].card]
-			if b, ok := best[card]; !ok || s.lessAt(wi, pi, row, b[0], b[1]) {
-				best[card] = [2]int32{pi, row}
-			}
-		})
-		for _, b := range best {
-			cands = append(cands, s.entryAt(wi, b[0], b[1]))
-		}
-	}
 	u := f.Utilization
 	if u <= 0 || u > 1 {
 		u = 1
 	}
+	// Candidates are taken one at a time into the best per card: only the
+	// winners are kept (copying every group's entry into a list first was
+	// most of what the dashboard allocated).
 	best := map[string]int{}
 	var out []Entry
-	for _, e := range cands {
+	take := func(e Entry) {
 		if e.Mode.Committed() {
 			e.Utilization = u
 			e.PricePerGPUHour /= u
@@ -236,6 +218,27 @@ func (s *Snapshot) Best(workload string, f Filter) []Entry {
 			out = append(out, e)
 		case less(e, out[i]):
 			out[i] = e
+		}
+	}
+	if !f.Narrowing.Active() {
+		ge := s.groupEntries(wi)
+		for i := range ge {
+			if f.matches(&ge[i]) {
+				take(ge[i])
+			}
+		}
+	} else {
+		// A narrowing is not a group: the cheapest matching row per card is
+		// looked for in every part.
+		rows := map[string][2]int32{}
+		s.scan(wi, f, func(pi, row int32) {
+			card := s.parts[pi].pack.dict[s.parts[pi].pack.rows[row].card]
+			if b, ok := rows[card]; !ok || s.lessAt(wi, pi, row, b[0], b[1]) {
+				rows[card] = [2]int32{pi, row}
+			}
+		})
+		for _, b := range rows {
+			take(s.entryAt(wi, b[0], b[1]))
 		}
 	}
 	sort := func(a, b Entry) int {
