@@ -267,16 +267,23 @@ func (p *Pipeline) Init() error {
 // loadPacks reads every stored offer into the packs.
 func (p *Pipeline) loadPacks() error {
 	packs := map[string]*rank.Pack{}
+	// Each source's last run says about how many offers it holds: sized
+	// once, a pack's rows are not copied as they grow (most of the packing
+	// time at 100k).
+	health, err := p.store.Health()
+	if err != nil {
+		return err
+	}
 	var b *rank.PackBuilder
 	src, n := "", 0
-	err := p.store.ScanOffers("", func(o *pricewatch.Offer) error {
+	err = p.store.ScanOffers("", func(o *pricewatch.Offer) error {
 		n++
 		if b == nil || o.Source != src {
 			if b != nil {
 				packs[src] = b.Pack()
 			}
 			src = o.Source
-			b = rank.NewPackBuilder(src, 0)
+			b = rank.NewPackBuilder(src, health[src].Offers)
 		}
 		b.Add(o)
 		return nil

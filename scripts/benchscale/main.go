@@ -186,6 +186,7 @@ func smallRun(args []string) error {
 	source := fl.String("source", "matpool", "the small source")
 	n := fl.Int("n", 9, "timed runs (the median is reported)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the timed runs")
+	initProf := fl.String("initprofile", "", "write a CPU profile of the start-up read and ranking")
 	fl.Parse(args)
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
@@ -213,9 +214,21 @@ func smallRun(args []string) error {
 		runtime.ReadMemStats(&ms)
 		return ms.TotalAlloc
 	}
+	if *initProf != "" {
+		f, err := os.Create(*initProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	a0, t0 := alloc(), time.Now()
 	if err := p.Init(); err != nil {
 		return err
+	}
+	if *initProf != "" {
+		pprof.StopCPUProfile()
 	}
 	initDur, initAlloc := time.Since(t0), alloc()-a0
 	offers := p.View().Snapshot.OfferCount()
