@@ -178,6 +178,35 @@ func bare(args []string) error {
 // pipeline over the fixture folder, and times what the daemon does: the
 // start-up read of every offer and the first ranking, then a run of one
 // small source and the refresh after it (re-ranking only that source).
+// fixturePipeline is a pipeline over the database db with its sources
+// pointed at the fixture folder fx served on loopback (now: its clock, nil
+// for the real one); done closes what it opened.
+func fixturePipeline(db, fx, cfgPath string, now func() time.Time) (*pipeline.Pipeline, func(), error) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(fx)))
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
+	cfg.DB = db
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	done := func() { st.Close(); srv.Close() }
+	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		Getenv: func(string) string { return "demo" }, Now: now})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return p, done, nil
+}
+
 func smallRun(args []string) error {
 	fl := flag.NewFlagSet("smallrun", flag.ExitOnError)
 	db := fl.String("db", "", "database")
@@ -188,27 +217,11 @@ func smallRun(args []string) error {
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the timed runs")
 	initProf := fl.String("initprofile", "", "write a CPU profile of the start-up read and ranking")
 	fl.Parse(args)
-	cfg, err := config.Load(*cfgPath)
+	p, done, err := fixturePipeline(*db, *fx, *cfgPath, nil)
 	if err != nil {
 		return err
 	}
-	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(*fx)))
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
-	cfg.DB = *db
-	st, err := store.Open(*db, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
-		Getenv: func(string) string { return "demo" }})
-	if err != nil {
-		return err
-	}
+	defer done()
 	alloc := func() uint64 {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -330,28 +343,12 @@ func changeRuns(args []string) error {
 	if _, err := os.Stat(*db); err == nil {
 		return fmt.Errorf("%s exists: changeruns writes a new database (see its comment)", *db)
 	}
-	cfg, err := config.Load(*cfgPath)
-	if err != nil {
-		return err
-	}
-	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(*fx)))
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
-	cfg.DB = *db
-	st, err := store.Open(*db, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	t0 := time.Now().UTC().Add(-time.Duration(*runs+1) * 10 * time.Minute).Truncate(time.Second)
-	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
-		Getenv: func(string) string { return "demo" }, Now: func() time.Time { return t0 }})
+	p, done, err := fixturePipeline(*db, *fx, *cfgPath, func() time.Time { return t0 })
 	if err != nil {
 		return err
 	}
+	defer done()
 	// Init installs the stored best series' tracker, which RecordRun
 	// feeds; the demo sources' first runs start the history.
 	if err := p.Init(); err != nil {
@@ -387,7 +384,7 @@ func changeRuns(args []string) error {
 		for i := range offers {
 			offers[i].PricePerGPUHour, offers[i].ObservedAt = prices[i], at
 		}
-		run, err := st.RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
+		run, err := p.Store().RecordRun(store.RunResult{Run: pricewatch.Run{Source: "vast", Started: at, OK: true, Offers: len(offers)}, Offers: offers})
 		if err != nil {
 			return fmt.Errorf("record run %d: %w", k, err)
 		}
