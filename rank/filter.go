@@ -161,15 +161,20 @@ func (pn *packNarrowing) keepRow(r *packRow) bool {
 }
 
 // Providers lists the providers of the snapshot's offers, sorted: what a
-// provider narrowing can name.
+// provider narrowing can name. It is made once per snapshot (every
+// /v1/best checks its query against it) and shared: callers must not
+// modify it.
 func (s *Snapshot) Providers() []string {
-	seen := map[string]bool{}
-	for _, pt := range s.parts {
-		for _, p := range pt.pack.providerNames() {
-			seen[p] = true
+	s.provOnce.Do(func() {
+		seen := map[string]bool{}
+		for _, pt := range s.parts {
+			for _, p := range pt.pack.providerNames() {
+				seen[p] = true
+			}
 		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+		s.providers = slices.Sorted(maps.Keys(seen))
+	})
+	return s.providers
 }
 
 func (p *Pack) providerNames() []string {

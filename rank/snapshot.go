@@ -24,6 +24,8 @@ import (
 // from the per-group minimums (Best) or from a bounded scan (Top), never
 // from a full sort.
 type Snapshot struct {
+	provOnce    sync.Once
+	providers   []string
 	GeneratedAt time.Time
 	Base        string
 	Rates       *pricewatch.Rates
