@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/alerts"
@@ -40,18 +41,21 @@ var pages = map[string]*template.Template{}
 
 func init() {
 	funcs := template.FuncMap{
-		"money":  money,
-		"num":    wholeNumber,
-		"gb":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
-		"ago":    ago,
-		"when":   func(t *time.Time) string { return whenText(t) },
-		"unit":   unitText,
-		"billed": billedText,
-		"lower":  strings.ToLower,
-		"place":  place,
-		"pct":    func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
-		"join":   strings.Join,
-		"inc":    func(i int) int { return i + 1 },
+		"money":     money,
+		"options":   optionsHTML,
+		"filters":   filtersHTML,
+		"sortHeads": sortHeadsHTML,
+		"num":       wholeNumber,
+		"gb":        func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"ago":       ago,
+		"when":      func(t *time.Time) string { return whenText(t) },
+		"unit":      unitText,
+		"billed":    billedText,
+		"lower":     strings.ToLower,
+		"place":     place,
+		"pct":       func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
+		"join":      strings.Join,
+		"inc":       func(i int) int { return i + 1 },
 		// opt prints a detail an offer may not state (0: not stated).
 		"opt": func(v float64) string {
 			if v == 0 {
@@ -266,13 +270,7 @@ type bestRow struct {
 func bestRowsHTML(rows []bestRow) template.HTML {
 	var b strings.Builder
 	b.Grow(len(rows) * 900)
-	e := func(s string) {
-		if strings.ContainsAny(s, "<>&'\"\x00") {
-			b.WriteString(template.HTMLEscapeString(s))
-		} else {
-			b.WriteString(s) // most cells: nothing to escape
-		}
-	}
+	e := func(s string) { escapeTo(&b, s) }
 	w := b.WriteString
 	for _, r := range rows {
 		w(`<tr data-card="`)
@@ -336,6 +334,82 @@ func bestRowsHTML(rows []bestRow) template.HTML {
 			w(")")
 		}
 		w("</td>\n</tr>")
+	}
+	return template.HTML(b.String())
+}
+
+// escapeTo writes s escaped for HTML text and quoted attribute values.
+func escapeTo(b *strings.Builder, s string) {
+	if strings.ContainsAny(s, "<>&'\"\x00") {
+		b.WriteString(template.HTMLEscapeString(s))
+	} else {
+		b.WriteString(s) // most texts: nothing to escape
+	}
+}
+
+// optionsHTML is a selector's options. Selectors, filter inputs and sort
+// headers are written here rather than by html/template, as the ranking
+// rows are: each of their values was a reflective lookup and escape, and
+// together they were most of what is left of the page's rendering.
+func optionsHTML(opts []option) template.HTML {
+	var b strings.Builder
+	for _, o := range opts {
+		b.WriteString(`<option value="`)
+		escapeTo(&b, o.Value)
+		b.WriteByte('"')
+		if o.Selected {
+			b.WriteString(" selected")
+		}
+		b.WriteByte('>')
+		escapeTo(&b, o.Label)
+		b.WriteString("</option>")
+	}
+	return template.HTML(b.String())
+}
+
+// filtersHTML is the filters fieldset of the ranking, offers and plan
+// pages.
+func filtersHTML(fs []filterField) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<fieldset class="filters"><legend>Filters</legend>`)
+	for _, f := range fs {
+		b.WriteString("\n  <label title=\"")
+		escapeTo(&b, f.Title)
+		b.WriteString(`">`)
+		escapeTo(&b, f.Label)
+		b.WriteString(` <input name="`)
+		escapeTo(&b, f.Name)
+		b.WriteString(`" value="`)
+		escapeTo(&b, f.Value)
+		b.WriteByte('"')
+		if f.Number {
+			b.WriteString(` type="number" min="0" step="any" size="5"`)
+		} else {
+			b.WriteString(` placeholder="`)
+			escapeTo(&b, f.Placeholder)
+			b.WriteString(`" size="10"`)
+		}
+		b.WriteString("></label>")
+	}
+	b.WriteString("\n</fieldset>")
+	return template.HTML(b.String())
+}
+
+// sortHeadsHTML is the ranking's sortable column headers.
+func sortHeadsHTML(cols []sortColumn) template.HTML {
+	var b strings.Builder
+	for _, c := range cols {
+		b.WriteString("<th")
+		if c.Numeric {
+			b.WriteString(` class="num"`)
+		}
+		b.WriteString(`><a href="`)
+		escapeTo(&b, c.Link)
+		b.WriteString(`">`)
+		escapeTo(&b, c.Label)
+		b.WriteString("</a> ")
+		escapeTo(&b, c.Arrow)
+		b.WriteString("</th>")
 	}
 	return template.HTML(b.String())
 }
@@ -499,10 +573,6 @@ func (s *Server) renderBest(w http.ResponseWriter, r *http.Request, snap *rank.S
 	if err != nil {
 		return renderError(w, "best", q, err)
 	}
-	resp, err := Best(snap, query.canonical())
-	if err != nil {
-		return renderError(w, "best", q, err)
-	}
 	if !slices.Contains([]string{"", "cost", "price", "unit", "tps", "card", "source"}, st.Sort) {
 		return renderError(w, "best", q, pricewatch.Errorf(pricewatch.EInvalid, "sort must be cost, price, unit, tps, card or source, got %q", st.Sort))
 	}
@@ -523,48 +593,75 @@ func (s *Server) renderBest(w http.ResponseWriter, r *http.Request, snap *rank.S
 	if !ok {
 		return renderError(w, "best", q, pricewatch.Errorf(pricewatch.EInvalid, "range must be 24h, 7d or 30d, got %q", st.Range))
 	}
-	cards := resp.Cards
-	key := func(c BestCard) (float64, string) {
-		switch st.Sort {
-		case "price":
-			return c.PricePerGPUHour, ""
-		case "unit":
-			return c.UnitPricePerHour, ""
-		case "tps":
-			return c.TokensPerSecond, ""
-		case "card":
-			return 0, c.Card
-		case "source":
-			return 0, c.Source + "\x00" + c.Card
+	// The ranking's rows are a function of the snapshot and the query,
+	// not of the clock: made once per snapshot and query, they are read
+	// again by the first load of each later minute (the page around them
+	// shows the time and the chart's window, so it is made each minute).
+	// The cached value is the first card, a NUL, then the rows' HTML.
+	var rowsErr error
+	cached, _ := snap.Memo("dashboard-rows|"+r.URL.RawQuery, func() ([]byte, error) {
+		resp, err := Best(snap, query.canonical())
+		if err != nil {
+			rowsErr = err
+			return nil, err
 		}
-		return c.CostPerMillionTokens, ""
-	}
-	slices.SortStableFunc(cards, func(a, b BestCard) int {
-		na, sa := key(a)
-		nb, sb := key(b)
-		c := strings.Compare(sa, sb)
-		if na < nb {
-			c = -1
-		} else if na > nb {
-			c = 1
+		var rows []bestRow
+		cards := resp.Cards
+		key := func(c BestCard) (float64, string) {
+			switch st.Sort {
+			case "price":
+				return c.PricePerGPUHour, ""
+			case "unit":
+				return c.UnitPricePerHour, ""
+			case "tps":
+				return c.TokensPerSecond, ""
+			case "card":
+				return 0, c.Card
+			case "source":
+				return 0, c.Source + "\x00" + c.Card
+			}
+			return c.CostPerMillionTokens, ""
 		}
-		if st.Order == "desc" {
-			c = -c
+		slices.SortStableFunc(cards, func(a, b BestCard) int {
+			na, sa := key(a)
+			nb, sb := key(b)
+			c := strings.Compare(sa, sb)
+			if na < nb {
+				c = -1
+			} else if na > nb {
+				c = 1
+			}
+			if st.Order == "desc" {
+				c = -c
+			}
+			return c
+		})
+		chartLink, offersLink := cardLinks("/", q), cardLinks("/offers", offersQ)
+		for i, c := range cards {
+			rows = append(rows, bestRow{Rank: i + 1, Card: c.Card, ChartLink: chartLink(c.Card) + "#history",
+				OffersLink: offersLink(c.Card), Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts),
+				Cost: money(c.CostPerMillionTokens, st.Currency), UnitPrice: money(c.UnitPricePerHour, st.Currency),
+				Price: money(c.PricePerGPUHour, st.Currency), TokensPerSecond: wholeNumber(c.TokensPerSecond),
+				PerGPU: wholeNumber(c.TokensPerSecondPerGPU), Source: c.Source, Provider: c.Provider,
+				Origin: string(c.ThroughputOrigin), Precision: c.Precision, Mode: c.Mode, Bid: c.Bid,
+				Region: place(c.Region), OfferID: c.OfferID, Available: c.Available, Stock: c.Stock})
 		}
-		return c
+		first := ""
+		if len(rows) > 0 {
+			first = rows[0].Card
+		}
+		return []byte(first + "\x00" + string(bestRowsHTML(rows))), nil
 	})
-	link := func(kv ...string) string { return pageLink("/", q, kv...) }
-	chartLink, offersLink := cardLinks("/", q), cardLinks("/offers", offersQ)
-	for i, c := range cards {
-		st.Rows = append(st.Rows, bestRow{Rank: i + 1, Card: c.Card, ChartLink: chartLink(c.Card) + "#history",
-			OffersLink: offersLink(c.Card), Unit: unitText(c.RentUnit, c.GPUs, c.GPUsUsed, c.GPUCounts),
-			Cost: money(c.CostPerMillionTokens, st.Currency), UnitPrice: money(c.UnitPricePerHour, st.Currency),
-			Price: money(c.PricePerGPUHour, st.Currency), TokensPerSecond: wholeNumber(c.TokensPerSecond),
-			PerGPU: wholeNumber(c.TokensPerSecondPerGPU), Source: c.Source, Provider: c.Provider,
-			Origin: string(c.ThroughputOrigin), Precision: c.Precision, Mode: c.Mode, Bid: c.Bid,
-			Region: place(c.Region), OfferID: c.OfferID, Available: c.Available, Stock: c.Stock})
+	if rowsErr != nil {
+		return renderError(w, "best", q, rowsErr)
 	}
-	st.RowsHTML = bestRowsHTML(st.Rows)
+	var firstCard, rowsHTML string
+	if len(cached) > 0 {
+		// The memo's bytes are never modified: a view, not a 50 KB copy.
+		firstCard, rowsHTML, _ = strings.Cut(unsafe.String(&cached[0], len(cached)), "\x00")
+	}
+	st.RowsHTML = template.HTML(rowsHTML)
+	link := func(kv ...string) string { return pageLink("/", q, kv...) }
 	for _, col := range []struct {
 		key, label string
 		numeric    bool
@@ -591,8 +688,8 @@ func (s *Server) renderBest(w http.ResponseWriter, r *http.Request, snap *rank.S
 	}
 
 	// The history chart of one card (the first row's unless asked).
-	if st.Card == "" && len(st.Rows) > 0 {
-		st.Card = st.Rows[0].Card
+	if st.Card == "" && firstCard != "" {
+		st.Card = firstCard
 	}
 	if st.Card != "" {
 		st.Chart, err = s.chart(r.Context(), snap, query.canonical(), st.Card, st.Range, span, link)
