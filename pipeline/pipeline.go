@@ -631,7 +631,7 @@ func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store
 		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
 			len(nr.Offers), h.Offers)
 	}
-	in := gateIn{cfg: p.cfg.Ingest, source: name, now: at, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers}
+	in := gateIn{cfg: p.cfg.Ingest, source: name, now: at, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers, filterNext: true}
 	if pk := p.pack(name); pk != nil {
 		in.prev = make(map[string]prevPrice, pk.Len())
 		for o := range pk.Offers {
