@@ -286,27 +286,27 @@ func (rc *recorder) record(r *ExportRow) ([]string, error) {
 	if err := rc.enc.Encode(&rc.data); err != nil {
 		return nil, err
 	}
-	// Numbers go into one buffer first; views are taken once it stops
-	// growing.
-	rc.num = rc.num[:0]
+	// Numbers go into one buffer first (ends[i]: where number i ends);
+	// views are taken once it stops growing.
+	b := rc.num[:0]
 	var ends [6]int
-	num := func(i int, f func([]byte) []byte) { rc.num = f(rc.num); ends[i] = len(rc.num) }
-	num(0, func(b []byte) []byte { return appendPyFloat(b, r.Price) })
-	num(1, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.CPU), 10) })
-	num(2, func(b []byte) []byte { return appendPyFloat(b, r.Memory) })
-	num(3, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.GPUCount), 10) })
-	num(4, func(b []byte) []byte {
-		if r.GPUMemory > 0 {
-			return appendPyFloat(b, r.GPUMemory)
-		}
-		return b
-	})
-	num(5, func(b []byte) []byte {
-		if r.DiskSize != nil {
-			return appendPyFloat(b, *r.DiskSize)
-		}
-		return b
-	})
+	b = appendPyFloat(b, r.Price)
+	ends[0] = len(b)
+	b = strconv.AppendInt(b, int64(r.CPU), 10)
+	ends[1] = len(b)
+	b = appendPyFloat(b, r.Memory)
+	ends[2] = len(b)
+	b = strconv.AppendInt(b, int64(r.GPUCount), 10)
+	ends[3] = len(b)
+	if r.GPUMemory > 0 {
+		b = appendPyFloat(b, r.GPUMemory)
+	}
+	ends[4] = len(b)
+	if r.DiskSize != nil {
+		b = appendPyFloat(b, *r.DiskSize)
+	}
+	ends[5] = len(b)
+	rc.num = b
 	view := func(i int) string {
 		from := 0
 		if i > 0 {
@@ -315,7 +315,7 @@ func (rc *recorder) record(r *ExportRow) ([]string, error) {
 		if ends[i] == from {
 			return ""
 		}
-		return unsafe.String(&rc.num[from], ends[i]-from)
+		return unsafe.String(&b[from], ends[i]-from)
 	}
 	flags := ""
 	if len(r.Flags) > 0 {
