@@ -65,7 +65,7 @@ var calibrated = constants{
 // Fitted constants (see calibrated).
 const (
 	// EtaBW is the share of memory bandwidth batched decode achieves.
-	EtaBW = 0.62
+	EtaBW = 0.64
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
 	// theirs.
@@ -78,7 +78,7 @@ const (
 	// per doubling of its stages, of the rate its GPUs would reach as one
 	// device (stage imbalance, bubbles): 0.94 for PP2, 0.88 for PP4.
 	// Fitted on TensorRT-LLM's RTX PRO 6000 PP2/4/8 rows only.
-	PipelineEfficiency = 0.94
+	PipelineEfficiency = 0.98
 	// FP8Share is the share of the linear layers' training time that FP8
 	// GEMMs speed up: 0.90 gives 1.82× on a card whose FP8 peak is twice
 	// its BF16 one (Hopper, Blackwell).
@@ -191,16 +191,16 @@ func Estimate(w Workload, c pricewatch.Card) (Profile, bool) {
 }
 
 // BestServingGroup is the serving estimate on the power-of-two group of
-// GPUs, up to maxGPUs, and the layout over it (tensor or pipeline
-// parallel), with the highest throughput per GPU; ok is false when no
-// group holds the job.
+// GPUs, up to maxGPUs, in the engine's default layout over it
+// (DefaultLayout), with the highest throughput per GPU; ok is false when
+// no group holds the job.
 func BestServingGroup(w Workload, c pricewatch.Card, maxGPUs int) (Profile, Layout, bool) {
 	s, _, ok := servingCaseFor(w, c, calibrated)
 	bestG, bestTPS := 0, 0.0
 	var lay Layout
 	for g := 1; ok && g <= maxGPUs; g *= 2 {
 		// The request-rate cap is per GPU: divided by g.
-		if l, r := bestServing(c, s, g); r.fits {
+		if l, r := servingOn(c, s, g); r.fits {
 			tps := r.tps
 			if w.RequestRate > 0 {
 				tps = math.Min(tps, w.RequestRate*float64(w.OutputTokens)/float64(g))
@@ -299,13 +299,14 @@ func estimateServing(w Workload, c pricewatch.Card, gpus int, l Layout, k consta
 	if !ok {
 		return p, l, false
 	}
-	var r servingResult
 	if l == (Layout{}) {
-		l, r = bestServing(c, s, p.GPUs)
-	} else {
-		s.layout = l
-		r = servingRate(c, s)
+		l = DefaultLayout(w.Model, c, p.GPUs)
 	}
+	if why := l.validFor(w.Model, c); why != "" {
+		return p, l, false
+	}
+	s.layout = l
+	r := servingRate(c, s)
 	if !r.fits || r.tps <= 0 {
 		return p, l, false
 	}
@@ -333,24 +334,27 @@ func servingCaseFor(w Workload, c pricewatch.Card, k constants) (servingCase, Pr
 	if !ok {
 		return servingCase{}, prec, false
 	}
-	eng := engineFor(w.Engine)
-	s := servingCase{
-		model:           w.Model,
-		weightBytes:     w.Model.Params() * w.WeightBytes,
-		kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
-		peakTFLOPS:      prec.PeakTFLOPS,
-		isl:             w.InputTokens,
-		osl:             w.OutputTokens,
-		maxSeqs:         w.maxSequences(),
-		minSeqs:         max(w.Concurrency, 1),
-		eng:             eng,
-		fp4:             prec.Name == PrecisionFP4,
-		k:               k,
+	s := servingMemoryCase(w)
+	s.peakTFLOPS, s.fp4, s.k = prec.PeakTFLOPS, prec.Name == PrecisionFP4, k
+	if prec.WeightOnly || w.weightOnlyQuantized() {
+		s.decodeFactor = s.eng.quantizedFactor
 	}
-	if w.weightOnlyQuantized() {
-		s.decodeFactor = eng.quantizedFactor
+	if prec.WeightOnly {
+		s.kvBPV = KVBytes16 // the cache stays in the 16 bits the GEMMs run in
 	}
 	return s, prec, true
+}
+
+// servingMemoryCase is what a serving workload stores, whatever card it
+// runs on: its weights in the job's format, its KV cache, its sequences
+// and its engine.
+func servingMemoryCase(w Workload) servingCase {
+	dense, experts := w.Model.WeightBytes(w.WeightBytes)
+	return servingCase{
+		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
+		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),
+		eng: engineFor(w.Engine),
+	}
 }
 
 // Precision is what a workload computes in on one card.
@@ -364,6 +368,10 @@ type Precision struct {
 	// Why is the reason the card cannot run the job at all ("" when it
 	// can).
 	Why string `json:"-"`
+	// WeightOnly: the weights stay in the job's format (fp8, fp4) but the
+	// card has no tensor cores for it, so the engine dequantizes them to
+	// 16 bits in the matmul (data/formats.csv).
+	WeightOnly bool `json:"weight_only,omitempty"`
 }
 
 // PrecisionOn decides the precision a workload computes in on a card:
@@ -389,20 +397,28 @@ func PrecisionOn(w Workload, c pricewatch.Card) (Precision, bool) {
 		}
 		return Precision{Name: PrecisionFP16, PeakTFLOPS: c.TrainPeakTFLOPS(), Note: note + "no bf16: fp16 mixed precision"}, true
 	}
-	switch w.computePrecision() {
-	case PrecisionFP8:
-		if c.FP8TFLOPS > 0 {
-			return Precision{Name: PrecisionFP8, PeakTFLOPS: c.FP8TFLOPS}, true
+	switch cp := w.computePrecision(); cp {
+	case PrecisionFP8, PrecisionFP4:
+		peak := c.FP8TFLOPS
+		if cp == PrecisionFP4 {
+			peak = c.FP4TFLOPS
 		}
 		if w.Method.Training() {
+			if cp == PrecisionFP8 && peak > 0 {
+				return Precision{Name: PrecisionFP8, PeakTFLOPS: peak}, true
+			}
 			return sixteen("no fp8: 16-bit")
 		}
-		return Precision{Why: WhyNoFP8}, false
-	case PrecisionFP4:
-		if c.FP4TFLOPS > 0 {
-			return Precision{Name: PrecisionFP4, PeakTFLOPS: c.FP4TFLOPS}, true
+		switch mode, why := formatMode(w.Engine, w.Precision, c, peak > 0); mode {
+		case modeNative:
+			return Precision{Name: cp, PeakTFLOPS: peak}, true
+		case modeWeightOnly:
+			p, ok := sixteen(fmt.Sprintf("%s weights run weight-only (dequantized to 16 bits in the matmul): %s", w.Precision, why))
+			p.WeightOnly = true
+			return p, ok
+		default:
+			return Precision{Why: why}, false
 		}
-		return Precision{Why: WhyNoFP4}, false
 	}
 	return sixteen("")
 }
@@ -438,6 +454,7 @@ const (
 	EngineVLLM     = "vllm"
 	EngineTRT      = "tensorrt-llm"
 	EngineLlamaCpp = "llama.cpp"
+	EngineSGLang   = "sglang"
 )
 
 var engines = sync.OnceValue(func() map[string]engine {

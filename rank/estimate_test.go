@@ -49,6 +49,10 @@ func TestEstimate_NotPossible(t *testing.T) {
 	serveFP4.WeightBytes, serveFP4.Precision = FP4BytesPerWeight, PrecisionFP4
 	serveFP8 := workload(t, "serve-7b")
 	serveFP8.WeightBytes, serveFP8.Precision = 1, PrecisionFP8
+	// data/formats.csv: TensorRT-LLM runs neither NVFP4 on Hopper nor FP8
+	// on Ampere (vLLM runs both weight-only).
+	trtFP4, trtFP8 := serveFP4, serveFP8
+	trtFP4.Engine, trtFP8.Engine = EngineTRT, EngineTRT
 	bf16Only := workload(t, "lora-7b")
 	bf16Only.RequireBF16 = true
 	unknown := workload(t, "lora-7b")
@@ -62,8 +66,8 @@ func TestEstimate_NotPossible(t *testing.T) {
 		w    Workload
 		c    pricewatch.Card
 	}{
-		{"fp4 serving on a card without FP4", serveFP4, card(t, "H100-80GB-SXM")},
-		{"fp8 serving on a card without FP8", serveFP8, card(t, "A100-80GB-SXM")},
+		{"NVFP4 serving on Hopper in TensorRT-LLM", trtFP4, card(t, "H100-80GB-SXM")},
+		{"fp8 serving on Ampere in TensorRT-LLM", trtFP8, card(t, "A100-80GB-SXM")},
 		{"bf16 required on a card without bf16", bf16Only, card(t, "V100-32GB-SXM2")},
 		{"unknown method", unknown, card(t, "A100-80GB-SXM")},
 		{"no parameters", noParams, card(t, "A100-80GB-SXM")},
@@ -126,7 +130,7 @@ func TestPrecisionOn_Rules(t *testing.T) {
 		{"bf16 required leaves V100 out", req, "V100-32GB-PCIE", "", 0, "", WhyNoBF16},
 		{"fp8 training on H100", fp8, "H100-80GB-SXM", PrecisionFP8, 1979, "", ""},
 		{"fp8 training on A100 falls back", fp8, "A100-80GB-SXM", PrecisionBF16, 312, "no fp8", ""},
-		{"fp8 serving needs fp8", serve8, "A100-80GB-SXM", "", 0, "", WhyNoFP8},
+		{"fp8 serving on Ampere runs weight-only (vLLM's FP8 Marlin)", serve8, "A100-80GB-SXM", PrecisionBF16, 312, "weight-only", ""},
 		{"the default never uses fp8", lora, "H100-80GB-SXM", PrecisionBF16, 989, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

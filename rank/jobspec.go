@@ -1,60 +1,52 @@
 package rank
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pricewatch/pricewatch"
 )
 
-//go:embed data/models.csv
-var modelsCSV []byte
-
-// Presets returns the named model shapes a job spec may use, by name.
-func Presets() map[string]Model { return presets() }
-
-var presets = sync.OnceValue(func() map[string]Model {
-	r := csv.NewReader(bytes.NewReader(modelsCSV))
-	r.Comment = '#'
-	rows, err := r.ReadAll()
-	if err != nil || len(rows) < 2 {
-		panic(fmt.Sprintf("rank: embedded models.csv: %v", err))
-	}
-	m := map[string]Model{}
-	for _, row := range rows[1:] {
-		p, err1 := strconv.ParseFloat(row[1], 64)
-		var ints [5]int
-		for i := range ints {
-			v, err := strconv.Atoi(row[2+i])
-			if err != nil {
-				panic(fmt.Sprintf("rank: models.csv %s: %v", row[0], err))
-			}
-			ints[i] = v
-		}
-		if err1 != nil {
-			panic(fmt.Sprintf("rank: models.csv %s: %v", row[0], err1))
-		}
-		m[row[0]] = Model{Name: row[0], ParamsB: p, Layers: ints[0], Hidden: ints[1], Heads: ints[2], KVHeads: ints[3], HeadDim: ints[4]}
-	}
-	return m
-})
-
-// ModelSpec names a preset or gives a model's shape.
+// ModelSpec names a preset, carries a Hugging Face config.json as
+// published (Config), or gives a model's shape field by field. A
+// mixture-of-experts given by fields needs its active parameters, experts
+// and experts per token; the attention fields (MLA ranks, sliding window)
+// are optional.
 type ModelSpec struct {
-	Preset  string  `json:"preset,omitempty"`
-	ParamsB float64 `json:"params_b,omitempty"`
-	Layers  int     `json:"layers,omitempty"`
-	Hidden  int     `json:"hidden,omitempty"`
-	Heads   int     `json:"heads,omitempty"`
-	KVHeads int     `json:"kv_heads,omitempty"`
-	HeadDim int     `json:"head_dim,omitempty"`
+	Preset  string          `json:"preset,omitempty"`
+	Config  json.RawMessage `json:"config,omitempty"`
+	ParamsB float64         `json:"params_b,omitempty"`
+	Layers  int             `json:"layers,omitempty"`
+	Hidden  int             `json:"hidden,omitempty"`
+	Heads   int             `json:"heads,omitempty"`
+	KVHeads int             `json:"kv_heads,omitempty"`
+	HeadDim int             `json:"head_dim,omitempty"`
+	// Mixture-of-experts.
+	ActiveParamsB      float64 `json:"active_params_b,omitempty"`
+	Experts            int     `json:"experts,omitempty"`
+	ExpertsPerToken    int     `json:"experts_per_token,omitempty"`
+	SharedExperts      int     `json:"shared_experts,omitempty"`
+	ExpertIntermediate int     `json:"expert_intermediate_size,omitempty"`
+	DenseLayers        int     `json:"dense_layers,omitempty"`
+	// Attention and checkpoint format.
+	KVLoraRank           int    `json:"kv_lora_rank,omitempty"`
+	QKRopeHeadDim        int    `json:"qk_rope_head_dim,omitempty"`
+	SlidingWindow        int    `json:"sliding_window,omitempty"`
+	SlidingLayers        int    `json:"sliding_layers,omitempty"`
+	Quantization         string `json:"quantization,omitempty"`
+	QuantizedExpertsOnly bool   `json:"quantized_experts_only,omitempty"`
+}
+
+// shapeGiven reports whether any field-by-field shape field is set.
+func (m *ModelSpec) shapeGiven() bool {
+	return m.ParamsB != 0 || m.Layers != 0 || m.Hidden != 0 || m.Heads != 0 || m.KVHeads != 0 || m.HeadDim != 0 ||
+		m.ActiveParamsB != 0 || m.Experts != 0 || m.ExpertsPerToken != 0 || m.SharedExperts != 0 || m.ExpertIntermediate != 0 ||
+		m.DenseLayers != 0 || m.KVLoraRank != 0 || m.QKRopeHeadDim != 0 || m.SlidingWindow != 0 || m.SlidingLayers != 0 ||
+		m.Quantization != "" || m.QuantizedExpertsOnly
 }
 
 // HiddenSpec are the costs besides GPU time. Prices are in the job's
@@ -240,7 +232,7 @@ func invalid(field, format string, args ...any) error {
 }
 
 // precisions are the job precisions a spec may name ("4bit" is nf4).
-var precisions = []string{PrecisionBF16, PrecisionFP16, PrecisionFP8, PrecisionFP4, PrecisionMXFP4, PrecisionInt8, PrecisionNF4, PrecisionInt4, PrecisionAWQ, PrecisionGPTQ, PrecisionQ4KM}
+var precisions = []string{PrecisionBF16, PrecisionFP16, PrecisionFP8, PrecisionFP4, PrecisionMXFP4, PrecisionInt8, PrecisionNF4, PrecisionInt4, PrecisionAWQ, PrecisionGPTQ, PrecisionQ4KM, PrecisionQ40}
 
 // weightBytesFor is the bytes per base weight of a method at a precision:
 // training keeps 16-bit weights for bf16, fp16 and fp8 compute (fp8 GEMMs
@@ -304,6 +296,11 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 			return job, invalid("precision", "unknown precision %q (%s)", s.Precision, strings.Join(precisions, ", "))
 		}
 		w.Precision = p
+	}
+	if s.Precision == "" && s.Model != nil && w.Method == MethodServe && w.Model.Quantization != "" {
+		// A checkpoint published quantized (gpt-oss's MXFP4, DeepSeek's
+		// FP8) is served as published unless the spec says otherwise.
+		w.Precision = w.Model.Quantization
 	}
 	if w.Precision == "" {
 		w.Precision = PrecisionBF16
@@ -537,20 +534,29 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 }
 
 func (m *ModelSpec) resolve() (Model, error) {
+	given := 0
+	for _, b := range []bool{m.Preset != "", len(m.Config) > 0, m.shapeGiven()} {
+		if b {
+			given++
+		}
+	}
+	if given > 1 {
+		return Model{}, invalid("model", "give a preset, a config or a shape, not two of them")
+	}
 	if m.Preset != "" {
 		p, ok := presets()[strings.ToLower(m.Preset)]
 		if !ok {
-			names := make([]string, 0, len(presets()))
-			for n := range presets() {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			return Model{}, invalid("model.preset", "unknown preset %q (%s)", m.Preset, strings.Join(names, ", "))
-		}
-		if m.ParamsB != 0 || m.Layers != 0 || m.Hidden != 0 || m.Heads != 0 || m.KVHeads != 0 || m.HeadDim != 0 {
-			return Model{}, invalid("model", "give a preset or a shape, not both")
+			return Model{}, invalid("model.preset", "unknown preset %q (%s)", m.Preset, strings.Join(PresetNames(), ", "))
 		}
 		return p, nil
+	}
+	if len(m.Config) > 0 {
+		md, err := ModelFromConfig(m.Config)
+		if err != nil {
+			return Model{}, err
+		}
+		md.Name = "custom"
+		return md, nil
 	}
 	for _, f := range []struct {
 		name string
@@ -562,12 +568,48 @@ func (m *ModelSpec) resolve() (Model, error) {
 		{"model.heads", m.Heads > 0 && m.Heads <= 1024},
 		{"model.kv_heads", m.KVHeads >= 0 && m.KVHeads <= m.Heads},
 		{"model.head_dim", m.HeadDim >= 0 && m.HeadDim <= 1024},
+		{"model.experts", m.Experts >= 0 && m.Experts <= 4096},
+		{"model.experts_per_token", m.ExpertsPerToken >= 0 && m.ExpertsPerToken <= max(m.Experts, 0)},
+		{"model.shared_experts", m.SharedExperts >= 0 && m.SharedExperts <= 64},
+		{"model.expert_intermediate_size", m.ExpertIntermediate >= 0 && m.ExpertIntermediate <= 1<<17},
+		{"model.dense_layers", m.DenseLayers >= 0 && m.DenseLayers < m.Layers},
+		{"model.kv_lora_rank", m.KVLoraRank >= 0 && m.KVLoraRank <= 1<<14},
+		{"model.qk_rope_head_dim", m.QKRopeHeadDim >= 0 && m.QKRopeHeadDim <= 1024},
+		{"model.sliding_window", m.SlidingWindow >= 0 && m.SlidingWindow <= MaxContext},
+		{"model.sliding_layers", m.SlidingLayers >= 0 && m.SlidingLayers <= m.Layers && (m.SlidingLayers == 0 || m.SlidingWindow > 0)},
 	} {
 		if !f.ok {
 			return Model{}, invalid(f.name, "missing or out of range")
 		}
 	}
-	return Model{Name: "custom", ParamsB: m.ParamsB, Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim}, nil
+	md := Model{Name: "custom", ParamsB: m.ParamsB, Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
+		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts, ExpertIntermediate: m.ExpertIntermediate,
+		DenseLayers: m.DenseLayers, KVLoraRank: m.KVLoraRank, QKRopeHeadDim: m.QKRopeHeadDim, SlidingWindow: m.SlidingWindow,
+		SlidingLayers: m.SlidingLayers, ExpertsOnly: m.QuantizedExpertsOnly}
+	if m.SlidingWindow > 0 && m.SlidingLayers == 0 {
+		md.SlidingLayers = m.Layers // a window without a count: every layer
+	}
+	switch {
+	case m.Experts > 0 || m.ExpertsPerToken > 0 || m.ActiveParamsB > 0:
+		if m.Experts < 2 || m.ExpertsPerToken < 1 || m.ExpertsPerToken >= m.Experts {
+			return Model{}, invalid("model.experts_per_token", "a mixture-of-experts needs experts (≥ 2) and experts_per_token (fewer than experts)")
+		}
+		if !within(m.ActiveParamsB, MinParamsB, m.ParamsB) || m.ActiveParamsB >= m.ParamsB {
+			return Model{}, invalid("model.active_params_b", "required for a mixture-of-experts: the parameters a token runs through, below params_b (%g)", m.ParamsB)
+		}
+		md.ActiveParamsB = m.ActiveParamsB
+		md.MoELayers = m.Layers - m.DenseLayers
+	case m.QuantizedExpertsOnly:
+		return Model{}, invalid("model.quantized_experts_only", "only for a mixture-of-experts")
+	}
+	if m.Quantization != "" {
+		q := strings.ToLower(m.Quantization)
+		if _, ok := BytesPerWeight(q); !ok {
+			return Model{}, invalid("model.quantization", "unknown weight format %q (%s)", m.Quantization, strings.Join(precisions, ", "))
+		}
+		md.Quantization = q
+	}
+	return md, nil
 }
 
 func (h *HiddenSpec) resolve() (Hidden, error) {

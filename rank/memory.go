@@ -110,8 +110,9 @@ func MemoryPerGPU(w Workload, gpus int) Memory {
 		opt = a * AdapterOptimizerBytes
 		act = activationBytes(w)
 	case MethodServe:
-		weights = n * w.WeightBytes
-		kv = KVCacheGB(w.Model, w.ContextTokens(), max(w.Concurrency, 1), ServingKVBytes(w)) * BytesPerGB
+		d, x := w.Model.WeightBytes(w.WeightBytes)
+		weights = d + x
+		kv = w.Model.KVBytes(float64(w.ContextTokens()), ServingKVBytes(w)) * w.Model.KVReplication(gpus) * float64(max(w.Concurrency, 1))
 		m.ReserveGiB = engineFor(w.Engine).reserveGiB
 	default:
 		weights = n * w.WeightBytes
@@ -142,18 +143,21 @@ func activationBytes(w Workload) float64 {
 	return layers * ActivationBytesPerLayer * sbh
 }
 
-// KVCacheGB is the KV cache in decimal GB: 2 × layers × KV heads × head dim ×
+// KVCacheGB is the KV cache in decimal GB of sequences of contextTokens
+// (Model.KVBytes): for full attention 2 × layers × KV heads × head dim ×
 // context tokens × concurrent sequences × bytes per value. The DESIGN.md
 // example (32 layers, 32 KV heads of 128, 4096 tokens, 4 requests, fp16)
 // gives 8.59 GB.
 func KVCacheGB(m Model, contextTokens, sequences int, bytesPerValue float64) float64 {
-	return m.KVBytesPerToken(bytesPerValue) * float64(contextTokens) * float64(sequences) / BytesPerGB
+	return m.KVBytes(float64(contextTokens), bytesPerValue) * float64(sequences) / BytesPerGB
 }
 
 // ServingKVBytes is the bytes per KV-cache value a serving workload uses:
-// 1 (an fp8 cache) when it computes in fp8 or fp4, else 2.
+// 1 (an fp8 cache) when it computes in fp8 or NVFP4, else 2.
 func ServingKVBytes(w Workload) float64 {
-	if c := w.computePrecision(); c == PrecisionFP8 || c == PrecisionFP4 {
+	// MXFP4 checkpoints (gpt-oss) keep a 16-bit cache: the engines'
+	// default kv_cache_dtype "auto" follows the 16-bit activations.
+	if c := w.computePrecision(); (c == PrecisionFP8 || c == PrecisionFP4) && w.Precision != PrecisionMXFP4 {
 		return 1
 	}
 	return KVBytes16
@@ -204,14 +208,7 @@ func Fits(w Workload, c pricewatch.Card, gpus int) bool {
 		return false
 	}
 	if w.Method == MethodServe {
-		s, _, ok := servingCaseFor(w, c, calibrated)
-		if !ok {
-			// A precision the card lacks: judge the memory at 16 bits'
-			// weights as given (the estimate refuses it anyway).
-			s = servingCase{weightBytes: w.Model.Params() * w.WeightBytes, kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
-				isl: w.InputTokens, osl: w.OutputTokens, minSeqs: max(w.Concurrency, 1), eng: engineFor(w.Engine)}
-		}
-		kv, need, _ := servingKV(c, s, gpus)
+		kv, need, _ := servingKV(c, servingFitCase(w, c), DefaultLayout(w.Model, c, gpus))
 		return kv >= need && kv > 0
 	}
 	return MemoryPerGPU(w, gpus).TotalGiB <= UsableGiB(c)
@@ -231,17 +228,30 @@ func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
 		return fmt.Sprintf("needs %.1f GiB per GPU on %s (weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f); %s has %.1f GiB usable (80%% of %.1f GiB)",
 			m.TotalGiB, on, m.WeightsGiB, m.GradientsGiB, m.OptimizerGiB, m.ActivationsGiB, c.ID, UsableGiB(c), c.CapacityGiB())
 	}
-	s := servingCase{weightBytes: w.Model.Params() * w.WeightBytes, kvBytesPerToken: w.Model.KVBytesPerToken(ServingKVBytes(w)),
-		isl: w.InputTokens, osl: w.OutputTokens, minSeqs: max(w.Concurrency, 1), eng: engineFor(w.Engine)}
-	_, _, m := servingKV(c, s, gpus)
+	s := servingFitCase(w, c)
+	lay := DefaultLayout(w.Model, c, gpus)
+	_, _, m := servingKV(c, s, lay)
 	seqs := max(w.Concurrency, 1)
 	total := m.WeightsGiB + m.KVMinGiB + m.ReserveGiB
 	basis := fmt.Sprintf("%g of %.1f GiB", s.eng.memoryUtil, m.CapacityGiB)
 	if s.eng.memoryBasis == basisFree {
 		basis = fmt.Sprintf("%s keeps %g of what weights and reserve leave of %.1f GiB for the KV cache", s.eng.name, s.eng.memoryUtil, m.CapacityGiB)
 	}
+	if gpus > 1 {
+		on += " (" + lay.String() + ")"
+	}
 	return fmt.Sprintf("needs %.1f GiB per GPU on %s: weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable (%s)",
 		total, on, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, basis)
+}
+
+// servingFitCase is the serving setting memory is judged on: the card's
+// (its precision decides the KV cache's bytes), or where the card cannot
+// run the job at all the job's own formats.
+func servingFitCase(w Workload, c pricewatch.Card) servingCase {
+	if s, _, ok := servingCaseFor(w, c, calibrated); ok {
+		return s
+	}
+	return servingMemoryCase(w)
 }
 
 // gpus1 writes a GPU count: "1 GPU", "8 GPUs".

@@ -6,36 +6,88 @@ import (
 	"github.com/pricewatch/pricewatch"
 )
 
-// Layout is how a serving group of GPUs splits one copy of the model:
-// TP-way tensor parallelism inside each of PP pipeline stages.
+// Layout is how a serving group of GPUs splits the model: DP replicas of
+// PP pipeline stages, each stage TP-way tensor parallel; a
+// mixture-of-experts spreads its routed experts over EP GPUs of a stage
+// (EP ≤ TP × DP; 0 or 1: the experts are split like the rest, tensor
+// parallel).
 type Layout struct {
 	TP int `json:"tp"`
 	PP int `json:"pp"`
+	EP int `json:"ep,omitempty"`
+	DP int `json:"dp,omitempty"`
 }
 
-// GPUs is the group's size, TP × PP.
-func (l Layout) GPUs() int { return max(l.TP, 1) * max(l.PP, 1) }
+// GPUs is the group's size, TP × PP × DP.
+func (l Layout) GPUs() int { return max(l.TP, 1) * max(l.PP, 1) * max(l.DP, 1) }
 
-// String writes the layout as engines name it: "TP4", "PP2", "TP2×PP2".
+// norm is the layout with every degree at least 1.
+func (l Layout) norm() Layout {
+	return Layout{TP: max(l.TP, 1), PP: max(l.PP, 1), EP: max(l.EP, 1), DP: max(l.DP, 1)}
+}
+
+// String writes the layout as engines name it: "TP4", "PP2", "TP2×PP2",
+// "TP8 EP8", "DP8 EP8".
 func (l Layout) String() string {
+	n := l.norm()
+	var s string
 	switch {
-	case l.PP <= 1:
-		return fmt.Sprintf("TP%d", max(l.TP, 1))
-	case l.TP <= 1:
-		return fmt.Sprintf("PP%d", l.PP)
+	case n.PP == 1:
+		s = fmt.Sprintf("TP%d", n.TP)
+	case n.TP == 1:
+		s = fmt.Sprintf("PP%d", n.PP)
+	default:
+		s = fmt.Sprintf("TP%d×PP%d", n.TP, n.PP)
 	}
-	return fmt.Sprintf("TP%d×PP%d", l.TP, l.PP)
+	if n.DP > 1 {
+		if n.TP == 1 && n.PP == 1 {
+			s = fmt.Sprintf("DP%d", n.DP)
+		} else {
+			s = fmt.Sprintf("DP%d×%s", n.DP, s)
+		}
+	}
+	if n.EP > 1 {
+		s += fmt.Sprintf(" EP%d", n.EP)
+	}
+	return s
 }
 
-// layoutsFor are the layouts of a serving group of g GPUs (a power of
-// two): tensor parallel over all of them, pipeline parallel over all, and
-// the mixes between (TP inside each stage).
-func layoutsFor(g int) []Layout {
-	out := []Layout{{TP: g, PP: 1}}
-	for pp := 2; pp <= g; pp *= 2 {
-		out = append(out, Layout{TP: g / pp, PP: pp})
+// validFor reports why the layout cannot run on the card ("" when it can):
+// EP must divide the GPUs of a stage, and a group must fit the card's
+// links.
+func (l Layout) validFor(m Model, c pricewatch.Card) string {
+	n := l.norm()
+	if n.EP > 1 && !m.MoE() {
+		return "ep: the model has no experts to spread"
 	}
-	return out
+	if n.EP > 1 && (n.TP*n.DP)%n.EP != 0 {
+		return fmt.Sprintf("ep: %d does not divide the %d GPUs of a stage (tp × dp)", n.EP, n.TP*n.DP)
+	}
+	if _, ok := c.LinkFor(l.GPUs()); !ok && l.GPUs() > 1 {
+		return fmt.Sprintf("no link of %s joins %d GPUs", c.ID, l.GPUs())
+	}
+	return ""
+}
+
+// DefaultLayout is the layout an engine runs on g GPUs when it is told no
+// other: tensor parallel within the card's link domain (one NVSwitch board
+// or PCIe host), pipeline stages only across domains (vLLM's and
+// TensorRT-LLM's multi-node recipes), and for a mixture-of-experts the
+// experts spread over each stage's GPUs (expert parallel).
+func DefaultLayout(m Model, c pricewatch.Card, g int) Layout {
+	g = max(g, 1)
+	d := c.Link.DomainGPUs
+	if d <= 0 || d > g {
+		d = g
+	}
+	for g%d != 0 { // a domain that does not divide the group: the largest power of two that does
+		d /= 2
+	}
+	l := Layout{TP: d, PP: g / d}
+	if m.MoE() && d > 1 {
+		l.EP = d
+	}
+	return l
 }
 
 // ActivationBytes is the size of one activation value tensor-parallel

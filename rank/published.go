@@ -74,6 +74,12 @@ type Measurement struct {
 	// out-of-sample check) or "no-fit" (not a clean measurement of its
 	// setting, SplitNote says why; priced, never fitted on).
 	Split, SplitNote string
+	// Preset is the model preset the row ran (its shape, experts and
+	// attention from the model's config.json); "" for rows given by shape.
+	Preset string
+	// EP is the expert parallelism published ("ep=N" opening notes; 0:
+	// none stated).
+	EP int
 }
 
 // Row splits of throughput.csv (Measurement.Split).
@@ -156,11 +162,17 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 			K: num("flops_per_token_factor_k"), EstimateTokensPerSecond: num("estimate_tokens_per_sec_per_gpu"),
 			Calibration: get("use_in_calibration") == "yes", SourceURL: get("source_url"), Notes: get("notes"),
 			Publisher: get("publisher"), EngineVersion: get("engine_version"), KVPrecision: get("kv_cache_precision"),
-			Split: get("split"), SplitNote: get("split_note"),
+			Split: get("split"), SplitNote: get("split_note"), Preset: get("preset"),
 			TP: int(num("tp")), PP: int(num("pp")), MicroBatch: int(num("micro_batch")), GradAccum: int(num("grad_accum")),
 			VP: int(num("vp")), CP: int(num("cp")),
 			Shape: Model{Name: get("model"), ParamsB: num("params_b"), Layers: int(num("layers")), Hidden: int(num("hidden")),
 				Heads: int(num("heads")), KVHeads: int(num("kv_heads")), HeadDim: int(num("head_dim"))},
+		}
+		if n, ok := strings.CutPrefix(m.Notes, "ep="); ok {
+			end := strings.IndexFunc(n, func(r rune) bool { return r < '0' || r > '9' })
+			if end > 0 {
+				m.EP, _ = strconv.Atoi(n[:end])
+			}
 		}
 		switch m.Split {
 		case SplitFit, SplitHoldout, SplitNoFit, "":
@@ -237,6 +249,11 @@ func applies(m Measurement, w Workload) bool {
 	// carry caveats (torchtune rows above the dense peak, token bases not
 	// stated, quantized decode), and seed examples are not measurements.
 	if m.Category == CategorySeedExample || !m.Calibration {
+		return false
+	}
+	// A mixture-of-experts is priced only by rows of the same model: its
+	// parameter count says nothing of its speed.
+	if w.Model.MoE() && m.Preset != w.Model.Name || m.Preset != "" && Presets()[m.Preset].MoE() && m.Preset != w.Model.Name {
 		return false
 	}
 	if math.Abs(m.ParamsB-w.Model.ParamsB) > 0.25*w.Model.ParamsB {

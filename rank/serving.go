@@ -10,18 +10,28 @@ import (
 // servingCase is one saturated-serving setting: a model on a layout of
 // GPUs of one card, behind one engine.
 type servingCase struct {
-	model           Model
-	weightBytes     float64 // all weights, bytes
-	kvBytesPerToken float64
-	peakTFLOPS      float64 // per GPU, at the serving precision
-	isl, osl        int
-	maxSeqs         float64 // limit on concurrent sequences (engine or job)
-	minSeqs         int     // sequences the job must hold at once (≥ 1)
-	layout          Layout
-	eng             engine
-	decodeFactor    float64 // 0: 1
-	fp4             bool    // the GEMMs run in FP4
-	k               constants
+	model Model
+	// denseBytes are the weights every token reads (attention,
+	// embeddings, dense and shared MLPs); expertBytes the routed experts.
+	denseBytes, expertBytes float64
+	kvBPV                   float64 // bytes per KV-cache value
+	peakTFLOPS              float64 // per GPU, at the serving precision
+	isl, osl                int
+	maxSeqs                 float64 // limit on concurrent sequences per engine instance (engine or job)
+	minSeqs                 int     // sequences the job must hold at once (≥ 1)
+	layout                  Layout
+	eng                     engine
+	decodeFactor            float64 // 0: 1
+	fp4                     bool    // the GEMMs run in FP4
+	k                       constants
+}
+
+func (s servingCase) weightBytes() float64 { return s.denseBytes + s.expertBytes }
+
+// kvSeq is the KV cache of one sequence of ctx tokens over a TP-way group
+// (MLA's latent and split-out grouped heads are stored on every rank).
+func (s servingCase) kvSeq(ctx float64, tp int) float64 {
+	return s.model.KVBytes(ctx, s.kvBPV) * s.model.KVReplication(tp)
 }
 
 // servingMemory is what serving needs on each GPU of the group, in GiB:
@@ -36,62 +46,78 @@ type servingMemory struct {
 type servingResult struct {
 	tps  float64 // output tokens/s per GPU
 	seqs float64 // concurrent sequences the group runs
-	// commShare is the share of a token's time spent in tensor- and
-	// pipeline-parallel communication.
+	// commShare is the share of a token's time spent in tensor-, expert-
+	// and pipeline-parallel communication.
 	commShare float64
+	// touched is the share of the routed experts a decode step reads.
+	touched float64
+	// stepBytes is the weight bytes read per output token.
+	stepBytes float64
 	link      string
 	mem       servingMemory
 	fits      bool
 }
 
 // servingRate is output tokens/s per GPU of a batching engine kept full on
-// a layout of g = TP × PP GPUs, and the concurrent sequences B it runs.
+// a layout of g = TP × PP × DP GPUs, and the concurrent sequences B it
+// runs.
 //
-// Memory. The KV cache gets what the engine leaves: memory_basis "total"
-// (vLLM: gpu_memory_utilization × each GPU's capacity, less its runtime
-// reserve, less the weights) or "free" (TensorRT-LLM: that fraction of
-// what is free once the weights and the reserve are loaded). Capacity is
-// the card's in GiB (Card.CapacityGiB). B is that cache over one
-// sequence's resident tokens: ISL + OSL/2 on average for paged engines
-// that grow a sequence's blocks as it decodes, ISL + OSL where the engine
-// reserves the whole sequence at admission; at most maxSeqs. The job fits
+// Memory. Each GPU holds its share of the weights: the dense part over
+// TP × PP, the routed experts over max(EP, TP) × PP. The KV cache gets
+// what the engine leaves: memory_basis "total" (vLLM: gpu_memory_utilization
+// × each GPU's capacity, less its runtime reserve, less the weights) or
+// "free" (TensorRT-LLM: that fraction of what is free once the weights and
+// the reserve are loaded). A sequence's cache is the attention's own
+// (Model.KVBytes: MLA's latent, sliding-window layers holding only the
+// window), stored KVReplication(TP) times. B is that cache over one
+// sequence's resident tokens: ISL + OSL/2 for paged engines that grow a
+// sequence's blocks as it decodes, ISL + OSL where the engine reserves the
+// whole sequence at admission; at most maxSeqs per replica. The job fits
 // when the cache holds minSeqs whole sequences.
 //
-// Time per output token, for the group:
+// Time per output token, for the group (N the active parameters):
 //
-//	prefill = 2N × (ISL/OSL) / (min(0.95, 1.2 × ETA_C) × peak × g)
-//	decode  = max(2N / (ETA_C × peak × g), W / (B × read × g))
-//	        + kv_per_token × (ISL + OSL/2) / (read × g)
-//	tp      = 2L/PP × 2(TP−1)/TP × h × 2 bytes × (1 + ISL/OSL) / link
-//	        + 2L × latency / B
-//	pp      = (1 + ISL/OSL) × h × 2 bytes / link + PP × latency / B
+//	prefill = (2N + attention(ISL/2)) × (ISL/OSL) / (min(0.95, 1.2 × ETA_C) × peak × g)
+//	decode  = max(2N / (ETA_C × peak × g), step bytes / (B/PP × read × g))
+//	        + KV of a sequence at ISL + OSL/2 / (read × g)
+//	step bytes = DP × dense + touched × experts
 //
-// decode is a roofline per operator: the weight GEMMs take the longer of
-// their FLOPs and their weight reads, and attention's KV reads come on top
-// (their kernels wait for the QKV projection). tp is the two all-reduces
-// per layer Megatron-style tensor parallelism does for every token
-// (prefill and decode alike), each stage doing its L/PP layers; latency
-// is paid per collective per decode step, shared by the step's B/PP
-// sequences. pp is the activation a stage hands the next per token. read
-// is ETA_BW × the card's bandwidth (EtaB1 for one sequence), capped by the
-// engine. A pipelined group keeps PipelineEfficiency of that rate (stage
-// imbalance and bubbles) per doubling of its stages. tps = efficiency /
-// (sum) / g.
+// A decode step of a stage carries B/PP sequences (B/(PP·DP) per
+// replica) and reads its weights once for all of them: the dense part,
+// and of the routed experts the share a step of b tokens touches,
+// 1 − (1 − k/E)^b (Model.TouchedShare): about k/E for one stream, nearly
+// all of them for a full batch. Experts spread over the replicas (EP ≥ TP
+// × DP) see the whole stage's tokens; otherwise each replica reads its
+// own. Communication per stage step, over the card's link:
+//
+//	tensor parallel: 2 all-reduces per dense layer, per MoE layer 1 (the
+//	  attention's) with experts spread (EP > 1), else 2; of the replica's
+//	  step tokens (1 + ISL/OSL per sequence) × hidden × 2 bytes
+//	expert parallel: 2 all-to-alls per MoE layer (dispatch and combine)
+//	  of each GPU's tokens × k × hidden × 2 bytes
+//	pipeline: one hand-off of the replica's step activations per stage
+//
+// shared by the step's B/PP output tokens. read is ETA_BW × the card's
+// bandwidth (EtaB1 for one sequence), capped by the engine. A pipelined
+// group keeps PipelineEfficiency of that rate per doubling of its stages
+// (stage imbalance), and with fewer sequences per replica than stages
+// only that share of the stages works at a time. tps = efficiency / (sum)
+// / g.
 func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	var r servingResult
 	eta, ok := s.k.computeEff(c.EstimatorClass)
 	if s.fp4 && s.k.fp4Eff > 0 {
 		eta *= s.k.fp4Eff
 	}
-	n := s.model.ParamsB * 1e9
-	lay := Layout{TP: max(s.layout.TP, 1), PP: max(s.layout.PP, 1)}
+	n := s.model.ActiveParams()
+	lay := s.layout.norm()
 	g := float64(lay.GPUs())
-	if !ok || n <= 0 || s.weightBytes <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 || s.isl < 0 ||
-		s.kvBytesPerToken <= 0 || c.BandwidthGBs <= 0 || c.MemoryGB <= 0 {
+	if !ok || n <= 0 || s.weightBytes() <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 || s.isl < 0 ||
+		s.kvBPV <= 0 || s.model.KVBytesPerToken(1) <= 0 || c.BandwidthGBs <= 0 || c.MemoryGB <= 0 {
 		return r
 	}
 	isl, osl := float64(s.isl), float64(s.osl)
-	kvFree, need, mem := servingKV(c, s, lay.GPUs())
+	kvFree, need, mem := servingKV(c, s, lay)
 	r.mem = mem
 	if kvFree < need || kvFree <= 0 {
 		return r
@@ -100,11 +126,11 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if s.eng.pagedKV {
 		resident = isl + osl/2
 	}
-	seqs := kvFree / (s.kvBytesPerToken * resident)
+	seqs := kvFree / s.kvSeq(resident, lay.TP)
 	if s.maxSeqs > 0 {
-		seqs = math.Min(seqs, s.maxSeqs)
+		seqs = math.Min(seqs, s.maxSeqs*float64(lay.DP))
 	}
-	r.mem.KVGiB = seqs * s.kvBytesPerToken * resident / g / pricewatch.BytesPerGiB
+	r.mem.KVGiB = seqs * s.kvSeq(resident, lay.TP) / g / pricewatch.BytesPerGiB
 	etaBW := s.k.etaBW
 	if seqs <= 1 {
 		seqs, etaBW = 1, EtaB1
@@ -118,81 +144,121 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	peak := s.peakTFLOPS * 1e12 * g
 	read := readRate * g
+	pp, dp := float64(lay.PP), float64(lay.DP)
+	stageSeqs := seqs / pp // sequences of one stage step, over the replicas
+	spread := lay.EP > 1 && lay.EP >= lay.TP*lay.DP
+	r.touched = s.model.TouchedShare(stageSeqs / dp)
+	if spread {
+		r.touched = s.model.TouchedShare(stageSeqs)
+	}
+	stepBytes := dp*s.denseBytes + r.touched*s.expertBytes
+	if !spread {
+		stepBytes = dp * (s.denseBytes + r.touched*s.expertBytes)
+	}
+	r.stepBytes = stepBytes / stageSeqs
 	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
-	decode := math.Max(2*n/(eta*peak), s.weightBytes/seqs/read) + s.kvBytesPerToken*(isl+osl/2)/read
-	// One decode step of a stage carries its micro-batch of B/PP
-	// sequences, each with its share of prefill tokens riding along.
-	pp := float64(lay.PP)
-	mb := seqs / pp
-	stepBytes := mb * (1 + isl/osl) * float64(s.model.Hidden) * ActivationBytes
+	decode := math.Max(2*n/(eta*peak), stepBytes/stageSeqs/read) + s.kvSeq(isl+osl/2, lay.TP)/read
+	// Communication of one stage step, shared by its stageSeqs tokens.
+	repTokens := stageSeqs / dp * (1 + isl/osl)
+	hidden := float64(s.model.Hidden)
 	layers := float64(s.model.Layers)
+	moeLayers := 0.0
+	if s.model.MoE() {
+		moeLayers = float64(s.model.moeLayers())
+	}
 	var comm float64
 	if lay.TP > 1 {
-		t, link, ok := collectiveSeconds(c, lay.TP, stepBytes, reduceFactor, s.k)
-		if !ok || s.model.Hidden <= 0 || layers <= 0 {
+		t, link, ok := collectiveSeconds(c, lay.TP, repTokens*hidden*ActivationBytes, reduceFactor, s.k)
+		if !ok || hidden <= 0 || layers <= 0 {
 			return r
 		}
-		comm += 2 * layers / pp * t / mb
+		perLayer := 2 * layers
+		if lay.EP > 1 {
+			perLayer -= moeLayers // the experts' all-reduce becomes the all-to-alls
+		}
+		comm += perLayer / pp * t
 		r.link = link
+	}
+	if lay.EP > 1 {
+		perGPU := stageSeqs * (1 + isl/osl) / float64(lay.EP) * float64(s.model.ExpertsPerToken) * hidden * ActivationBytes
+		t, link, ok := collectiveSeconds(c, lay.EP, perGPU, gatherFactor, s.k)
+		if !ok {
+			return r
+		}
+		comm += 2 * moeLayers / pp * t
+		if r.link == "" {
+			r.link = link
+		}
 	}
 	eff := 1.0
 	if lay.PP > 1 {
 		l, ok := c.LinkFor(lay.GPUs())
-		if !ok || s.model.Hidden <= 0 {
+		if !ok || hidden <= 0 {
 			return r
 		}
-		comm += (l.LatencyUS*1e-6 + stepBytes/linkRate(l, s.k)) / mb
-		// Each doubling of the stages keeps PipelineEfficiency: deeper
-		// pipelines idle more between micro-batches.
-		eff = math.Pow(s.k.ppEff, math.Log2(pp))
+		comm += l.LatencyUS*1e-6 + repTokens*hidden*ActivationBytes/linkRate(l, s.k)
+		// Each doubling of the stages keeps PipelineEfficiency (stage
+		// imbalance); with fewer sequences per replica than stages the
+		// rest of the stages wait.
+		eff = math.Pow(s.k.ppEff, math.Log2(pp)) * math.Min(1, seqs/dp/pp)
 		if r.link == "" {
 			r.link = l.Name
 		}
 	}
+	comm /= stageSeqs
 	t := prefill + decode + comm
 	r.tps, r.seqs, r.commShare, r.fits = eff/t/g, seqs, comm/t, true
 	return r
 }
 
-// servingKV is the KV cache the engine leaves on g GPUs of the card
+// moeLayers is the layers with routed experts.
+func (m Model) moeLayers() int {
+	if m.MoELayers > 0 {
+		return m.MoELayers
+	}
+	return max(m.Layers-m.DenseLayers, 0)
+}
+
+// servingKV is the KV cache the engine leaves on the layout's GPUs
 // (bytes, over the group), the least the job needs (minSeqs whole
 // sequences), and the memory per GPU for explanations.
-func servingKV(c pricewatch.Card, s servingCase, g int) (kvFree, need float64, mem servingMemory) {
-	gf := float64(g)
+func servingKV(c pricewatch.Card, s servingCase, lay Layout) (kvFree, need float64, mem servingMemory) {
+	lay = lay.norm()
+	gf := float64(lay.GPUs())
+	perGPU := s.denseBytes/float64(lay.TP*lay.PP) + s.expertBytes/float64(max(lay.EP, lay.TP)*lay.PP)
 	capBytes := c.CapacityGiB() * pricewatch.BytesPerGiB
 	reserve := s.eng.reserveGiB * pricewatch.BytesPerGiB
-	mem = servingMemory{WeightsGiB: s.weightBytes / gf / pricewatch.BytesPerGiB, ReserveGiB: s.eng.reserveGiB, CapacityGiB: c.CapacityGiB()}
+	mem = servingMemory{WeightsGiB: perGPU / pricewatch.BytesPerGiB, ReserveGiB: s.eng.reserveGiB, CapacityGiB: c.CapacityGiB()}
 	switch s.eng.memoryBasis {
 	case basisFree:
-		kvFree = s.eng.memoryUtil * (gf*(capBytes-reserve) - s.weightBytes)
+		kvFree = s.eng.memoryUtil * gf * (capBytes - reserve - perGPU)
 		mem.UsableGiB = mem.WeightsGiB + mem.ReserveGiB + max(kvFree, 0)/gf/pricewatch.BytesPerGiB
 	default:
-		kvFree = gf*(s.eng.memoryUtil*capBytes-reserve) - s.weightBytes
+		kvFree = gf * (s.eng.memoryUtil*capBytes - reserve - perGPU)
 		mem.UsableGiB = s.eng.memoryUtil * c.CapacityGiB()
 	}
-	need = s.kvBytesPerToken * float64(s.isl+s.osl) * float64(max(s.minSeqs, 1))
+	need = s.kvSeq(float64(s.isl+s.osl), lay.TP) * float64(max(s.minSeqs, 1))
 	mem.KVMinGiB = need / gf / pricewatch.BytesPerGiB
 	return kvFree, need, mem
 }
 
-// bestServing is the layout of g GPUs with the highest throughput per GPU
-// (tensor parallel, pipeline parallel or a mix), and its result.
-func bestServing(c pricewatch.Card, s servingCase, g int) (Layout, servingResult) {
-	var best Layout
-	var br servingResult
-	for _, l := range layoutsFor(g) {
-		s.layout = l
-		if r := servingRate(c, s); r.fits && r.tps > br.tps {
-			best, br = l, r
-		}
-	}
-	return best, br
+// servingOn is the serving result on g GPUs in the engine's default
+// layout (DefaultLayout).
+func servingOn(c pricewatch.Card, s servingCase, g int) (Layout, servingResult) {
+	s.layout = DefaultLayout(s.model, c, g)
+	return s.layout, servingRate(c, s)
 }
 
 // servingNote describes an estimate's inputs for Profile.Note.
 func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r servingResult, w Workload) string {
 	note := fmt.Sprintf("estimated: saturated serving (%s), %s peak %g TFLOPS, %g GB/s, %.1f concurrent sequences of %d tokens on %d GPU",
 		eng.name, prec.Name, prec.PeakTFLOPS, c.BandwidthGBs, r.seqs, w.ContextTokens(), l.GPUs())
+	if prec.Note != "" {
+		note += " (" + prec.Note + ")"
+	}
+	if w.Model.MoE() {
+		note += fmt.Sprintf("; %.3gB of %.4gB parameters active, a decode step reads %.0f%% of the experts", w.Model.ActiveParams()/1e9, w.Model.ParamsB, 100*r.touched)
+	}
 	if l.GPUs() > 1 {
 		note += fmt.Sprintf(" (%s over %s: %.0f%% of each token's time communicating)", l, r.link, 100*r.commShare)
 	}

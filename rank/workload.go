@@ -28,47 +28,6 @@ func (m Method) Training() bool {
 	return m == MethodFull || m == MethodLoRA || m == MethodQLoRA
 }
 
-// Model is the shape of a transformer model as far as memory and throughput
-// need it. ParamsB is the total parameter count in billions.
-type Model struct {
-	Name    string  `json:"name"`
-	ParamsB float64 `json:"params_b"`
-	Layers  int     `json:"layers"`
-	Hidden  int     `json:"hidden"`
-	Heads   int     `json:"heads"`
-	// KVHeads is the number of key/value heads (grouped-query attention);
-	// 0 means Heads (multi-head attention).
-	KVHeads int `json:"kv_heads"`
-	// HeadDim is the size of one attention head; 0 means Hidden / Heads.
-	HeadDim int `json:"head_dim"`
-}
-
-// Params is the parameter count (not in billions).
-func (m Model) Params() float64 { return m.ParamsB * 1e9 }
-
-// KVBytesPerToken is the KV-cache size of one token in bytes:
-// 2 (key and value) × layers × KV heads × head dim × bytes per value.
-func (m Model) KVBytesPerToken(bytesPerValue float64) float64 {
-	return 2 * float64(m.Layers) * float64(m.kvHeads()) * float64(m.headDim()) * bytesPerValue
-}
-
-func (m Model) kvHeads() int {
-	if m.KVHeads > 0 {
-		return m.KVHeads
-	}
-	return m.Heads
-}
-
-func (m Model) headDim() int {
-	if m.HeadDim > 0 {
-		return m.HeadDim
-	}
-	if m.Heads > 0 {
-		return m.Hidden / m.Heads
-	}
-	return 0
-}
-
 // Workload is a named job shape: model, method, precision, sequence and batch
 // for training; tokens in and out and the engine's concurrency limit for
 // serving.
@@ -165,6 +124,8 @@ const (
 	PrecisionAWQ   = "awq"
 	PrecisionGPTQ  = "gptq"
 	PrecisionMXFP4 = "mxfp4"
+	// PrecisionQ40 is llama.cpp's Q4_0 GGUF quantization.
+	PrecisionQ40 = "q4_0"
 )
 
 //go:embed data/quant.csv

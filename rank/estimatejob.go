@@ -1,0 +1,216 @@
+package rank
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// EstimateRequest asks for one throughput estimate (POST /v1/estimate,
+// pricewatch estimate): a model on gpus GPUs of one card.
+type EstimateRequest struct {
+	Model     *ModelSpec `json:"model"`
+	Method    string     `json:"method,omitempty"` // default serve
+	Precision string     `json:"precision,omitempty"`
+	Card      string     `json:"card"`
+	GPUs      int        `json:"gpus,omitempty"` // default 1
+	// Layout is a serving layout; nil: the engine's default for the GPUs
+	// (DefaultLayout).
+	Layout *Layout `json:"layout,omitempty"`
+	Engine string  `json:"engine,omitempty"`
+	// Serving: tokens in and out per request, and the requests in flight
+	// (0: as many as the engine's default batch and the KV cache allow).
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
+	Concurrency  int `json:"concurrency,omitempty"`
+	// Training: sequence length and micro-batch per GPU.
+	SeqLen     int `json:"seq_len,omitempty"`
+	MicroBatch int `json:"micro_batch,omitempty"`
+}
+
+// EstimateMemory is the memory of an estimate per GPU, in GiB.
+type EstimateMemory struct {
+	WeightsGiB     float64 `json:"weights_gib"`
+	KVCacheGiB     float64 `json:"kv_cache_gib"`
+	GradientsGiB   float64 `json:"gradients_gib,omitempty"`
+	OptimizerGiB   float64 `json:"optimizer_gib,omitempty"`
+	ActivationsGiB float64 `json:"activations_gib,omitempty"`
+	ReserveGiB     float64 `json:"runtime_reserve_gib,omitempty"`
+	UsableGiB      float64 `json:"usable_gib"`
+	CapacityGiB    float64 `json:"capacity_gib"`
+}
+
+// EstimateResult is one estimate: the same figure rankings and plans use.
+type EstimateResult struct {
+	TokensPerSecondPerGPU float64 `json:"tokens_per_second_per_gpu"`
+	TokensPerSecond       float64 `json:"tokens_per_second"`
+	// Basis is what the tokens count: output tokens (serving) or trained
+	// tokens; and that the figure is estimated.
+	Basis string `json:"basis"`
+	GPUs  int    `json:"gpus"`
+	// Layout is the serving layout; EngineDefault whether it is the one
+	// the engine runs when told no other.
+	Layout        *Layout        `json:"layout,omitempty"`
+	EngineDefault bool           `json:"layout_is_engine_default,omitempty"`
+	PrecisionUsed string         `json:"precision_used,omitempty"`
+	Memory        EstimateMemory `json:"memory"`
+	Fits          bool           `json:"fits"`
+	// Reason says why the job does not run (memory in GiB, or the format
+	// and the card).
+	Reason string `json:"reason,omitempty"`
+	Note   string `json:"note,omitempty"`
+	Model  Model  `json:"model"`
+}
+
+// MaxEstimateGPUs bounds an estimate's GPUs.
+const MaxEstimateGPUs = 1024
+
+// EstimateFor validates a request and estimates it: an invalid request is
+// an error naming the field; a job the GPUs cannot run is a result with
+// Fits false and the reason.
+func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bool)) (EstimateResult, error) {
+	var res EstimateResult
+	if req.Model == nil {
+		return res, invalid("model", "required: {\"preset\": …}, {\"config\": {…}} or the shape's fields")
+	}
+	if req.Card == "" {
+		return res, invalid("card", "required: a card id such as H100-80GB-SXM")
+	}
+	c, ok := cardByID(req.Card)
+	if !ok {
+		return res, invalid("card", "unknown card %q", req.Card)
+	}
+	method := strings.ToLower(req.Method)
+	if method == "" {
+		method = string(MethodServe)
+	}
+	gpus := req.GPUs
+	if gpus == 0 {
+		gpus = 1
+		if req.Layout != nil {
+			gpus = req.Layout.GPUs()
+		}
+	}
+	if gpus < 1 || gpus > MaxEstimateGPUs {
+		return res, invalid("gpus", "must be within 1..%d", MaxEstimateGPUs)
+	}
+	spec := JobSpec{Model: req.Model, Method: method, Precision: req.Precision, Engine: req.Engine, Tokens: 1}
+	serve := Method(method) == MethodServe
+	if serve {
+		if req.InputTokens < 0 || req.InputTokens >= MaxContext {
+			return res, invalid("input_tokens", "must be within 0..%d", MaxContext-1)
+		}
+		if req.OutputTokens < 0 || req.OutputTokens >= MaxContext-req.InputTokens {
+			return res, invalid("output_tokens", "must be within 1..%d", MaxContext-1-req.InputTokens)
+		}
+		in, out := req.InputTokens, req.OutputTokens
+		if in == 0 && out == 0 {
+			in, out = 1024, 256
+		} else if out == 0 {
+			return res, invalid("output_tokens", "required with input_tokens: the tokens generated per request")
+		}
+		spec.Context, spec.OutputTokens, spec.Concurrency = in+out, out, req.Concurrency
+		if req.SeqLen != 0 || req.MicroBatch != 0 {
+			return res, invalid("seq_len", "for training; serving takes input_tokens and output_tokens")
+		}
+	} else {
+		if req.InputTokens != 0 || req.OutputTokens != 0 || req.Concurrency != 0 {
+			return res, invalid("input_tokens", "for serving; training takes seq_len and micro_batch")
+		}
+		if req.Layout != nil {
+			return res, invalid("layout", "for serving; a training estimate is FSDP or data parallel over gpus")
+		}
+		spec.SeqLen, spec.MicroBatch = req.SeqLen, req.MicroBatch
+	}
+	job, err := spec.Resolve(func(string) (Workload, bool) { return Workload{}, false }, func(string) bool { return true }, "USD")
+	if err != nil {
+		return res, err
+	}
+	w := job.Workload
+	w.Name = "estimate"
+	res.Model, res.GPUs = w.Model, gpus
+	if !serve {
+		return trainingEstimate(w, c, gpus, res), nil
+	}
+	res.Basis = "output tokens per second, estimated"
+	lay := DefaultLayout(w.Model, c, gpus)
+	res.EngineDefault = true
+	if req.Layout != nil {
+		l := req.Layout.norm()
+		if l.GPUs() != gpus {
+			return res, invalid("layout", "tp × pp × dp is %d GPUs, gpus is %d", l.GPUs(), gpus)
+		}
+		if why := l.validFor(w.Model, c); why != "" {
+			return res, invalid("layout."+strings.SplitN(why, ":", 2)[0], "%s", why)
+		}
+		res.EngineDefault = l.norm() == lay.norm()
+		lay = l
+	}
+	res.Layout = &lay
+	s, prec, ok := servingCaseFor(w, c, calibrated)
+	res.PrecisionUsed = prec.Name
+	if !ok {
+		res.Reason = prec.Why
+		if res.Reason == "" {
+			res.Reason = fmt.Sprintf("no estimate for %s (estimator class %q)", c.ID, c.EstimatorClass)
+		}
+		_, _, m := servingKV(c, servingMemoryCase(w), lay)
+		res.Memory = servingMemoryOut(m)
+		return res, nil
+	}
+	s.layout = lay
+	r := servingRate(c, s)
+	res.Memory = servingMemoryOut(r.mem)
+	if !r.fits {
+		res.Reason = noFitServing(w, c, s, lay)
+		return res, nil
+	}
+	p, _, _ := estimateServing(w, c, gpus, lay, calibrated)
+	res.Fits = true
+	res.TokensPerSecondPerGPU = p.TokensPerSecond
+	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)
+	res.Note = p.Note
+	return res, nil
+}
+
+func servingMemoryOut(m servingMemory) EstimateMemory {
+	return EstimateMemory{WeightsGiB: m.WeightsGiB, KVCacheGiB: m.KVGiB, ReserveGiB: m.ReserveGiB, UsableGiB: m.UsableGiB, CapacityGiB: m.CapacityGiB}
+}
+
+// trainingEstimate is EstimateFor's training answer.
+func trainingEstimate(w Workload, c pricewatch.Card, gpus int, res EstimateResult) EstimateResult {
+	res.Basis = "trained tokens per second, estimated"
+	m := MemoryPerGPU(w, gpus)
+	res.Memory = EstimateMemory{WeightsGiB: m.WeightsGiB, GradientsGiB: m.GradientsGiB, OptimizerGiB: m.OptimizerGiB,
+		ActivationsGiB: m.ActivationsGiB, UsableGiB: UsableGiB(c), CapacityGiB: c.CapacityGiB()}
+	prec, ok := PrecisionOn(w, c)
+	res.PrecisionUsed = prec.Name
+	if !ok {
+		res.Reason = prec.Why
+		return res
+	}
+	if !Fits(w, c, gpus) {
+		res.Reason = NoFitReason(w, c, gpus)
+		return res
+	}
+	p, ok := EstimateOn(w, c, gpus)
+	if !ok {
+		res.Reason = fmt.Sprintf("no estimate for %s (estimator class %q)", c.ID, c.EstimatorClass)
+		return res
+	}
+	res.Fits = true
+	res.TokensPerSecondPerGPU = p.TokensPerSecond
+	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)
+	res.Note = p.Note
+	return res
+}
+
+// noFitServing says in GiB why the layout cannot hold the serving job.
+func noFitServing(w Workload, c pricewatch.Card, s servingCase, lay Layout) string {
+	_, _, m := servingKV(c, s, lay)
+	seqs := max(w.Concurrency, 1)
+	total := m.WeightsGiB + m.KVMinGiB + m.ReserveGiB
+	return fmt.Sprintf("needs %.1f GiB per GPU on %d × %s (%s): weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable of %.1f GiB",
+		total, lay.GPUs(), c.ID, lay, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, m.CapacityGiB)
+}

@@ -1,0 +1,92 @@
+package rank
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// How an engine runs a weight format on a card (data/formats.csv).
+const (
+	modeNative     = "native"
+	modeWeightOnly = "weight-only"
+	modeNo         = "no"
+)
+
+//go:embed data/formats.csv
+var formatsCSV []byte
+
+// formatRow is one row of data/formats.csv.
+type formatRow struct{ mode, url, note string }
+
+var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
+	m := map[[3]string]formatRow{}
+	for _, r := range readTable(formatsCSV) {
+		if r[3] != modeNative && r[3] != modeWeightOnly && r[3] != modeNo {
+			panic(fmt.Sprintf("rank: formats.csv %v: mode %q", r[:3], r[3]))
+		}
+		m[[3]string{r[0], r[1], r[2]}] = formatRow{r[3], r[4], r[5]}
+	}
+	return m
+})
+
+// ArchFamily is a card's architecture as formats.csv names it: ampere,
+// ada, hopper, blackwell, cdna3, … (the first word of cards.csv
+// architecture, lower case, CDNA with its number).
+func ArchFamily(c pricewatch.Card) string {
+	a := strings.ToLower(c.Architecture)
+	if i := strings.IndexAny(a, "(+"); i >= 0 {
+		a = a[:i]
+	}
+	f := strings.Fields(a)
+	switch {
+	case len(f) == 0:
+		return ""
+	case f[0] == "cdna" && len(f) > 1:
+		return "cdna" + f[1]
+	}
+	return f[0]
+}
+
+// formatMode is how the engine runs weights of format on the card (native
+// is whether the card has the format's tensor rate), and why, for notes
+// and refusals.
+func formatMode(eng, format string, c pricewatch.Card, native bool) (string, string) {
+	if eng == "" {
+		eng = EngineVLLM
+	}
+	arch := ArchFamily(c)
+	rows := formatRows()
+	for _, key := range [][3]string{{eng, format, arch}, {eng, format, "*"}, {"*", format, arch}, {"*", format, "*"}} {
+		if r, ok := rows[key]; ok {
+			if r.mode == modeNative && !native {
+				break // a row cannot give a card a rate it lacks
+			}
+			switch r.mode {
+			case modeNo:
+				return modeNo, fmt.Sprintf("%s does not run %s weights on %s (%s): %s (%s)", eng, format, c.ID, arch, r.note, r.url)
+			case modeWeightOnly:
+				if native {
+					return modeNative, ""
+				}
+				return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores; %s (%s)", c.ID, computeName(format), r.note, r.url)
+			}
+			return modeNative, ""
+		}
+	}
+	if native {
+		return modeNative, ""
+	}
+	return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores (default: weight-only kernels)", c.ID, computeName(format))
+}
+
+// computeName is the tensor precision a weight format computes in.
+func computeName(format string) string {
+	if q, ok := quantFormats()[format]; ok {
+		return q.compute
+	}
+	return format
+}

@@ -1,0 +1,160 @@
+package rank
+
+import (
+	"math"
+	"testing"
+
+	"github.com/pricewatch/pricewatch"
+)
+
+// servingAt is the serving result of a workload held at exactly b
+// concurrent sequences on one GPU of the card.
+func servingAt(t *testing.T, w Workload, c pricewatch.Card, b int) servingResult {
+	t.Helper()
+	w.MaxSequences, w.Concurrency = b, b
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok {
+		t.Fatalf("%s on %s: no serving case", w.Model.Name, c.ID)
+	}
+	s.layout = Layout{TP: 1, PP: 1}
+	r := servingRate(c, s)
+	if !r.fits || r.seqs != float64(b) {
+		t.Fatalf("%s on %s at %d sequences: fits %v, %.1f sequences", w.Model.Name, c.ID, b, r.fits, r.seqs)
+	}
+	return r
+}
+
+func presetServe(t *testing.T, preset, precision string) Workload {
+	t.Helper()
+	job, err := JobSpec{Model: &ModelSpec{Preset: preset}, Method: "serve", Precision: precision, Context: 640, OutputTokens: 128}.
+		Resolve(func(string) (Workload, bool) { return Workload{}, false }, func(string) bool { return true }, "USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.Workload
+}
+
+// A decode step reads the dense part and the experts its tokens touch: E ·
+// (1 − (1 − k/E)^B) of E per layer. Worked from the presets' counts
+// (hfconfig_test.go):
+//
+// Requests of 512 tokens in, 128 out, so that 256 of them fit one H100.
+//
+// Qwen3-30B-A3B in fp8 (1 byte a weight): dense 1.541 GB, experts 28.991 GB,
+// k/E = 8/128 = 1/16.
+//
+//	B    touched = 1 − (15/16)^B      step bytes = 1.541 + touched × 28.991 GB
+//	1    0.0625                       3.353 (the active parameters)
+//	8    1 − 0.59674 = 0.40326       13.232
+//	64   1 − 0.016077 = 0.98392      30.066
+//	256  1 − 6.7e-8                  30.532 (every expert)
+//
+// gpt-oss-120b in its MXFP4 (experts 4.25 bits = 0.53125 B, the rest bf16):
+// dense 4.2545 GB, experts 60.914 GB, k/E = 4/128 = 1/32.
+//
+//	B    touched = 1 − (31/32)^B      step bytes = 4.2545 + touched × 60.914 GB
+//	1    0.03125                      6.158
+//	8    1 − 0.77570 = 0.22430       17.918
+//	64   1 − 0.13109 = 0.86891       57.183
+//	256  1 − 0.000295 = 0.99971      65.150
+func TestMoE_WeightReadsSweep(t *testing.T) {
+	h100 := card(t, "H100-80GB-SXM")
+	for _, tc := range []struct {
+		preset, precision string
+		want              map[int][2]float64 // B → touched share, step bytes (GB)
+	}{
+		{"qwen3-30b-a3b", PrecisionFP8, map[int][2]float64{1: {0.0625, 3.353}, 8: {0.40326, 13.232}, 64: {0.98392, 30.066}, 256: {1, 30.532}}},
+		{"gpt-oss-120b", "", map[int][2]float64{1: {0.03125, 6.158}, 8: {0.22430, 17.918}, 64: {0.86891, 57.183}, 256: {0.99971, 65.150}}},
+	} {
+		w := presetServe(t, tc.preset, tc.precision)
+		prevBytes, prevTPS := 0.0, 0.0
+		for _, b := range []int{1, 8, 64, 256} {
+			r := servingAt(t, w, h100, b)
+			want := tc.want[b]
+			step := r.stepBytes * float64(b) / 1e9
+			if !near(r.touched, want[0], 0.0005) || !near(step, want[1], 0.001) {
+				t.Errorf("%s B=%d: touched %.5f, step %.3f GB; want %.5f, %.3f (worked above)", tc.preset, b, r.touched, step, want[0], want[1])
+			}
+			if step <= prevBytes || r.tps <= prevTPS {
+				t.Errorf("%s B=%d: step %.3f GB, %.0f tok/s: want both above B's predecessor (%.3f, %.0f)", tc.preset, b, step, r.tps, prevBytes, prevTPS)
+			}
+			prevBytes, prevTPS = step, r.tps
+		}
+	}
+}
+
+// gpt-oss-120b as published (MXFP4 experts) fits one 80 GB card with room
+// for long contexts: weights 4.2545 + 60.914 GB = 65.17 GB = 60.69 GiB
+// against vLLM's 0.9 × 80 GiB − 1.5 GiB reserve = 70.5 GiB. Its 18
+// sliding-window layers hold at most 128 tokens: a 128k-token sequence is
+// 18 × 131,072 × 2,048 B + 18 × 128 × 2,048 B = 4.837 GB (4.50 GiB), not
+// twice that.
+func TestMoE_GptOss120bFitsOneH100(t *testing.T) {
+	w := presetServe(t, "gpt-oss-120b", "")
+	h100 := card(t, "H100-80GB-SXM")
+	w.Concurrency = 1
+	w.InputTokens, w.OutputTokens = 131072-1024, 1024
+	if !Fits(w, h100, 1) {
+		t.Fatalf("gpt-oss-120b at 128k on one H100: %s", NoFitReason(w, h100, 1))
+	}
+	s, prec, _ := servingCaseFor(w, h100, calibrated)
+	if !prec.WeightOnly || prec.Name != PrecisionBF16 {
+		t.Errorf("precision on H100: %+v, want MXFP4 weight-only in bf16 (no FP4 tensor cores)", prec)
+	}
+	_, need, mem := servingKV(h100, s, Layout{TP: 1, PP: 1})
+	if !near(mem.WeightsGiB, 65.169e9/pricewatch.BytesPerGiB, 0.001) {
+		t.Errorf("weights %.2f GiB, want 60.69", mem.WeightsGiB)
+	}
+	if !near(need/1e9, 4.837, 0.001) {
+		t.Errorf("KV of one 128k sequence %.3f GB, want 4.837 (sliding layers bounded by the window)", need/1e9)
+	}
+	// Three such sequences do not fit (70.5 − 60.69 = 9.8 GiB < 3 × 4.50).
+	w.Concurrency = 3
+	if Fits(w, h100, 1) {
+		t.Errorf("three 128k sequences fit one H100: want a refusal in GiB")
+	} else if why := NoFitReason(w, h100, 1); why == "" {
+		t.Errorf("no reason given")
+	} else {
+		t.Logf("refusal: %s", why)
+	}
+}
+
+// No estimate beyond a physical limit, for every preset on every card at 1
+// to 8 GPUs in the engine's default layout: a GPU generates at most its
+// dense peak ÷ 2N_active tokens a second, and decoding at most B ×
+// bandwidth ÷ the bytes a step reads.
+func TestEstimate_PresetPhysicalLimits(t *testing.T) {
+	cat := catalog()
+	checked := 0
+	for name, m := range Presets() {
+		w := Workload{Name: name, Model: m, Method: MethodServe, WeightBytes: 2, Precision: PrecisionBF16, InputTokens: 1024, OutputTokens: 256}
+		if m.Quantization != "" {
+			w.Precision = m.Quantization
+			w.WeightBytes = weightBytesFor(MethodServe, w.Precision)
+		}
+		for _, id := range cat.IDs() {
+			c, _ := cat.Card(id)
+			for g := 1; g <= 8; g *= 2 {
+				s, prec, ok := servingCaseFor(w, c, calibrated)
+				if !ok {
+					continue
+				}
+				s.layout = DefaultLayout(m, c, g)
+				r := servingRate(c, s)
+				if !r.fits {
+					continue
+				}
+				checked++
+				compute := prec.PeakTFLOPS * 1e12 / (2 * m.ActiveParams())
+				memory := r.seqs / float64(s.layout.norm().PP) * c.BandwidthGBs * 1e9 / (r.stepBytes * r.seqs / float64(s.layout.norm().PP))
+				if r.tps > compute*(1+1e-9) || r.tps > memory*(1+1e-9) || math.IsNaN(r.tps) {
+					t.Errorf("%s on %d × %s (%s): %.1f tok/s per GPU, limits: compute %.1f, memory %.1f", name, g, id, s.layout, r.tps, compute, memory)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d estimates checked", checked)
+	}
+	t.Logf("%d preset × card × GPU estimates within their physical limits", checked)
+}
