@@ -106,6 +106,9 @@ func rowJob(m Measurement) (rowSetting, error) {
 		}
 		w.Precision = p
 		w.WeightBytes = weightBytesFor(MethodServe, p)
+	case "int4 (native int4 qat, compressed-tensors)":
+		// Kimi K2 Thinking's INT4 checkpoint: weight-only.
+		w.Precision, w.WeightBytes = PrecisionInt4, weightBytesFor(MethodServe, PrecisionInt4)
 	default:
 		return rs, fmt.Errorf("serving precision %q", m.Precision)
 	}
@@ -374,10 +377,13 @@ func filter(rows []Measurement, keep func(Measurement) bool) []Measurement {
 // fitStart is where the fit starts: the reference model's constants
 // (THROUGHPUT.md section 2) and assumed defaults, never the production
 // ones, so that the fit does not depend on what it produced before.
-var fitStart = constants{etaBW: 0.70, etaCScale: 1, fp4Eff: 1, linkEff: 0.7, ppEff: 0.9, fp8Share: 0.77, overlap: 0.8, qlora: 0.8}
+var fitStart = constants{etaBW: 0.70, etaCScale: 1, fp4Eff: 1, linkEff: 0.7, ppEff: 0.9, fp8Share: 0.77, overlap: 0.8, qlora: 0.8, moeHalfMB: 5}
 
-// fit fits the constants on rows (which should be split=fit rows only).
-func fit(rows []Measurement) constants {
+// fit fits the constants on rows (which should be split=fit rows only):
+// the dense model's on the dense rows, then the two mixture-of-experts
+// constants on the MoE rows with the dense ones fixed.
+func fit(all []Measurement) constants {
+	rows := filter(all, func(m Measurement) bool { return !isMoE(m) })
 	k := fitStart
 	k.util = map[string]float64{}
 	byClass := map[string][]Measurement{}
@@ -428,6 +434,9 @@ func fit(rows []Measurement) constants {
 		if pp := filter(serve, func(m Measurement) bool { return m.PP > 1 }); len(pp) > 0 {
 			k.ppEff = argmin(0.5, 1, 0.02, fitStart.ppEff, func(e float64) float64 { kk := k; kk.ppEff = e; return male(pp, kk) })
 		}
+	}
+	if moe := filter(all, isMoE); len(moe) > 0 {
+		k.moeHalfMB = argmin(0.5, 50, 0.5, fitStart.moeHalfMB, func(e float64) float64 { kk := k; kk.moeHalfMB = e; return male(moe, kk) })
 	}
 	return k
 }
@@ -483,20 +492,19 @@ func (k constants) String() string {
 		}
 		return strings.Join(out, ", ")
 	}
-	return fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f",
-		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff)
+	return fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB",
+		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB)
 }
 
 // isMoE reports a row of a mixture-of-experts preset.
 func isMoE(m Measurement) bool { return m.Preset != "" && Presets()[m.Preset].MoE() }
 
-// fitRows are the rows marked split=fit. The mixture-of-experts rows are
-// not fitted on yet: the model prices them 1.3-4× their measurements
-// (TestCalibration_OutOfSample reports them by themselves), and fitting the
-// shared constants on them would move every dense estimate to absorb
-// terms the MoE model lacks (THROUGHPUT.md "Mixture-of-experts").
+// fitRows are the rows marked split=fit. fit keeps the dense constants to
+// the dense rows and fits only the MoE slice efficiency on the MoE rows:
+// fitting the shared constants on them would move every dense estimate to
+// absorb terms the MoE model lacks (THROUGHPUT.md "Mixture-of-experts").
 func fitRows() []Measurement {
-	return filter(priced(), func(m Measurement) bool { return m.Split == SplitFit && !isMoE(m) })
+	return filter(priced(), func(m Measurement) bool { return m.Split == SplitFit })
 }
 
 // count is how many of rows are within ±35% under k.
@@ -545,6 +553,7 @@ func TestCalibration_ProductionIsTheFit(t *testing.T) {
 	near("FP8 share", k.fp8Share, calibrated.fp8Share, 0.011)
 	near("overlap", k.overlap, calibrated.overlap, 0.026)
 	near("QLoRA factor", k.qlora, calibrated.qlora, 0.011)
+	near("MoE half-efficiency slice", k.moeHalfMB, calibrated.moeHalfMB, 0.51)
 	for class := range utilizationByClass {
 		near("U "+class, k.util[class], calibrated.util[class], 0.0051)
 	}
@@ -638,7 +647,7 @@ func TestCalibration_OutOfSample(t *testing.T) {
 	multiServe := filter(all, func(m Measurement) bool { return batchedServing(m) && m.GPUs > 1 })
 	long := filter(all, func(m Measurement) bool { return isTraining(m) && m.SeqLen >= 8192 })
 	clean := filter(all, func(m Measurement) bool { return m.Split != SplitNoFit })
-	t.Logf("dense rows (the bars below); mixture-of-experts rows are reported apart, not fitted")
+	t.Logf("dense rows (the bars below); the mixture-of-experts rows are reported apart (issue 28's 80%% is not met)")
 	t.Logf("in sample, all %d rows: %d within ±35%%", len(all), count(all, calibrated))
 	held := filter(out, func(m Measurement) bool { return m.Split == SplitHoldout })
 	hh := count(held, calibrated)

@@ -39,6 +39,13 @@ type constants struct {
 	fp8Share, overlap float64
 	// qlora is QLoRA's throughput relative to LoRA (QLoRAFactor).
 	qlora float64
+	// moeHalfMB is the size of one expert's slice on one GPU (MB) at
+	// which the grouped GEMMs of decode reach half the dense kernels'
+	// efficiency: a slice of s MB runs at s / (s + moeHalfMB), as if each
+	// touched slice cost a fixed moeHalfMB of reads besides its own
+	// (small experts, and experts split over tensor-parallel ranks, are
+	// thin GEMMs).
+	moeHalfMB float64
 	// util is the training utilization U per estimator class; a class
 	// without one uses utilizationByClass. etaC is the serving compute
 	// efficiency ETA_C per class (before etaCScale); a class without one
@@ -51,7 +58,7 @@ type constants struct {
 // them equal to that fit; THROUGHPUT.md names the rows held out).
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
-	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor,
+	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB,
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
@@ -89,6 +96,9 @@ const (
 	// QLoRAFactor is QLoRA's throughput relative to LoRA on the same card
 	// (dequantizing the 4-bit base in every GEMM).
 	QLoRAFactor = 0.74
+	// MoEHalfMB is the expert slice per GPU at which decode's grouped
+	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB).
+	MoEHalfMB = 18.5
 )
 
 // computeEff is the class's serving ETA_C under k (etaCScale applied; the

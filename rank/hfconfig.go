@@ -235,6 +235,7 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 	if !tied {
 		embed *= 2
 	}
+	m.TiedEmbeddings = tied
 	var total, active float64 // over the layers
 	switch fam {
 	case famDense, famGemma:

@@ -31,6 +31,8 @@ type Model struct {
 	// lookup, counted in the parameters but not in a token's FLOPs by some
 	// publishers (OpenAI's "5.1B active" for gpt-oss-120b).
 	Vocab int `json:"vocab_size,omitempty"`
+	// TiedEmbeddings: the output layer is the input embedding (one table).
+	TiedEmbeddings bool `json:"tied_embeddings,omitempty"`
 
 	// Experts is the routed experts of each MoE layer; ExpertsPerToken how
 	// many a token is routed to; SharedExperts the experts every token
@@ -119,8 +121,8 @@ func (m Model) TouchedShare(b float64) float64 {
 }
 
 // WeightBytes splits the weights at bytesPerWeight (the job's format)
-// into the part every token reads (attention, embeddings, dense and
-// shared MLPs, routers) and the routed experts. A checkpoint that
+// into the dense part (attention, embeddings, dense and shared MLPs,
+// routers) and the routed experts. A checkpoint that
 // quantizes only its experts (ExpertsOnly) keeps the rest in 16 bits.
 func (m Model) WeightBytes(bytesPerWeight float64) (dense, experts float64) {
 	x := m.ExpertParams()
@@ -129,6 +131,39 @@ func (m Model) WeightBytes(bytesPerWeight float64) (dense, experts float64) {
 		rest = 2
 	}
 	return (m.Params() - x) * rest, x * bytesPerWeight
+}
+
+// LookupParams is the parameters a token reads only one row of: the input
+// embedding of an untied model (a tied one's table is the output layer,
+// read whole every step). 0 when the vocabulary is not known.
+func (m Model) LookupParams() float64 {
+	if m.Vocab <= 0 || m.TiedEmbeddings {
+		return 0
+	}
+	return float64(m.Vocab) * float64(m.Hidden)
+}
+
+// ComputeParams is the active parameters a token's matmuls run through:
+// the active ones less the input embedding lookup.
+func (m Model) ComputeParams() float64 { return m.ActiveParams() - m.LookupParams() }
+
+// ExpertComputeParams is the routed experts' share of ComputeParams:
+// k/E of every expert.
+func (m Model) ExpertComputeParams() float64 { return m.ExpertParams() * m.routedShare() }
+
+// DecodeAttentionFLOPs is the attention-core FLOPs of one decoded token at
+// context ctx for multi-head latent attention, which decodes with its
+// projections absorbed: every head scores the latent and rotary key (QKᵀ
+// over kv_lora_rank + rope) and sums the latent (AV over kv_lora_rank),
+// 2 × heads × (2 × kv_lora_rank + rope) × ctx per layer (DeepSeek-V3 at
+// 2,000 tokens: 34 GFLOP a token, half its 2 × 37B). 0 for other
+// attention, whose decode FLOPs (4 × heads × head dim × ctx per layer,
+// under 5% of 2N at these lengths) the calibrated constants absorb.
+func (m Model) DecodeAttentionFLOPs(ctx float64) float64 {
+	if !m.mla() || m.Layers <= 0 {
+		return 0
+	}
+	return 2 * float64(m.Heads) * float64(2*m.KVLoraRank+m.QKRopeHeadDim) * ctx * float64(m.Layers)
 }
 
 // KVBytesPerToken is the KV-cache size of one token in bytes with every

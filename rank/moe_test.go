@@ -38,33 +38,37 @@ func presetServe(t *testing.T, preset, precision string) Workload {
 // (1 − (1 − k/E)^B) of E per layer. Worked from the presets' counts
 // (hfconfig_test.go):
 //
-// Requests of 512 tokens in, 128 out, so that 256 of them fit one H100.
+// The input embedding is a lookup: a step reads one row of it per token,
+// so the dense part read is the dense weights less that table. Requests of
+// 512 tokens in, 128 out, so that 256 of them fit one H100.
 //
-// Qwen3-30B-A3B in fp8 (1 byte a weight): dense 1.541 GB, experts 28.991 GB,
-// k/E = 8/128 = 1/16.
+// Qwen3-30B-A3B in fp8 (1 byte a weight): dense 1.541 GB less the 151,936 ×
+// 2,048 embedding (0.311 GB) = 1.230 GB read, experts 28.991 GB, k/E =
+// 8/128 = 1/16.
 //
-//	B    touched = 1 − (15/16)^B      step bytes = 1.541 + touched × 28.991 GB
-//	1    0.0625                       3.353 (the active parameters)
-//	8    1 − 0.59674 = 0.40326       13.232
-//	64   1 − 0.016077 = 0.98392      30.066
-//	256  1 − 6.7e-8                  30.532 (every expert)
+//	B    touched = 1 − (15/16)^B      step bytes = 1.230 + touched × 28.991 GB
+//	1    0.0625                       3.042 (the active parameters less the lookup)
+//	8    1 − 0.59672 = 0.40328       12.921
+//	64   1 − 0.016077 = 0.98392      29.755
+//	256  1 − 6.7e-8                  30.221 (every expert)
 //
 // gpt-oss-120b in its MXFP4 (experts 4.25 bits = 0.53125 B, the rest bf16):
-// dense 4.2545 GB, experts 60.914 GB, k/E = 4/128 = 1/32.
+// dense 4.2545 GB less the 201,088 × 2,880 bf16 embedding (1.158 GB) =
+// 3.096 GB read, experts 60.914 GB, k/E = 4/128 = 1/32.
 //
-//	B    touched = 1 − (31/32)^B      step bytes = 4.2545 + touched × 60.914 GB
-//	1    0.03125                      6.158
-//	8    1 − 0.77570 = 0.22430       17.918
-//	64   1 − 0.13109 = 0.86891       57.183
-//	256  1 − 0.000295 = 0.99971      65.150
+//	B    touched = 1 − (31/32)^B      step bytes = 3.096 + touched × 60.914 GB
+//	1    0.03125                      5.000 (OpenAI's 5.1B active, mostly 16-bit)
+//	8    1 − 0.77570 = 0.22430       16.759
+//	64   1 − 0.13108 = 0.86892       56.025
+//	256  1 − 0.000295 = 0.99970      63.992
 func TestMoE_WeightReadsSweep(t *testing.T) {
 	h100 := card(t, "H100-80GB-SXM")
 	for _, tc := range []struct {
 		preset, precision string
 		want              map[int][2]float64 // B → touched share, step bytes (GB)
 	}{
-		{"qwen3-30b-a3b", PrecisionFP8, map[int][2]float64{1: {0.0625, 3.353}, 8: {0.40326, 13.232}, 64: {0.98392, 30.066}, 256: {1, 30.532}}},
-		{"gpt-oss-120b", "", map[int][2]float64{1: {0.03125, 6.158}, 8: {0.22430, 17.918}, 64: {0.86891, 57.183}, 256: {0.99971, 65.150}}},
+		{"qwen3-30b-a3b", PrecisionFP8, map[int][2]float64{1: {0.0625, 3.042}, 8: {0.40328, 12.921}, 64: {0.98392, 29.755}, 256: {1, 30.221}}},
+		{"gpt-oss-120b", "", map[int][2]float64{1: {0.03125, 5.000}, 8: {0.22430, 16.759}, 64: {0.86892, 56.025}, 256: {0.99970, 63.992}}},
 	} {
 		w := presetServe(t, tc.preset, tc.precision)
 		prevBytes, prevTPS := 0.0, 0.0

@@ -28,6 +28,14 @@ type servingCase struct {
 
 func (s servingCase) weightBytes() float64 { return s.denseBytes + s.expertBytes }
 
+// denseBytesPerWeight is the bytes of one dense-part weight.
+func (s servingCase) denseBytesPerWeight() float64 {
+	if d := s.model.Params() - s.model.ExpertParams(); d > 0 {
+		return s.denseBytes / d
+	}
+	return 0
+}
+
 // kvSeq is the KV cache of one sequence of ctx tokens over a TP-way group
 // (MLA's latent and split-out grouped heads are stored on every rank).
 func (s servingCase) kvSeq(ctx float64, tp int) float64 {
@@ -53,6 +61,10 @@ type servingResult struct {
 	touched float64
 	// stepBytes is the weight bytes read per output token.
 	stepBytes float64
+	// Per output token, seconds of the group: prefill, the decode GEMMs'
+	// compute and weight reads (the larger counts), KV reads,
+	// communication.
+	prefillT, computeT, weightsT, kvT, commT float64
 	link      string
 	mem       servingMemory
 	fits      bool
@@ -109,7 +121,22 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if s.fp4 && s.k.fp4Eff > 0 {
 		eta *= s.k.fp4Eff
 	}
-	n := s.model.ActiveParams()
+	n := s.model.ComputeParams()
+	moeEff := 1.0
+	if s.model.MoE() && s.k.moeHalfMB > 0 {
+		// One expert's slice on one GPU: whole experts under expert
+		// parallelism, a TP-th of one otherwise.
+		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
+		if s.layout.norm().EP <= 1 {
+			slice /= float64(s.layout.norm().TP)
+		}
+		moeEff = slice / (slice + s.k.moeHalfMB)
+	}
+	// In decode the experts' share of the FLOPs and bytes runs at moeEff
+	// of the dense kernels' rate (a few tokens per expert): count it
+	// 1/moeEff times. Prefill's GEMMs give every expert hundreds of tokens.
+	xn := s.model.ExpertComputeParams()
+	nEff := n - xn + xn/moeEff
 	lay := s.layout.norm()
 	g := float64(lay.GPUs())
 	if !ok || n <= 0 || s.weightBytes() <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 || s.isl < 0 ||
@@ -151,13 +178,21 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if spread {
 		r.touched = s.model.TouchedShare(stageSeqs)
 	}
-	stepBytes := dp*s.denseBytes + r.touched*s.expertBytes
-	if !spread {
-		stepBytes = dp * (s.denseBytes + r.touched*s.expertBytes)
+	// The input embedding is a lookup: a step reads a row per token, not
+	// the table.
+	dense := math.Max(s.denseBytes-s.model.LookupParams()*s.denseBytesPerWeight(), 0)
+	readBytes := func(expertFactor float64) float64 {
+		if spread {
+			return dp*dense + r.touched*s.expertBytes*expertFactor
+		}
+		return dp * (dense + r.touched*s.expertBytes*expertFactor)
 	}
-	r.stepBytes = stepBytes / stageSeqs
+	r.stepBytes = readBytes(1) / stageSeqs
+	stepBytes := readBytes(1 / moeEff) // the experts' reads at their kernels' rate
 	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
-	decode := math.Max(2*n/(eta*peak), stepBytes/stageSeqs/read) + s.kvSeq(isl+osl/2, lay.TP)/read
+	gemm := (2*nEff + s.model.DecodeAttentionFLOPs(isl+osl/2)) / (eta * peak)
+	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
+	decode := math.Max(r.computeT, r.weightsT) + r.kvT
 	// Communication of one stage step, shared by its stageSeqs tokens.
 	repTokens := stageSeqs / dp * (1 + isl/osl)
 	hidden := float64(s.model.Hidden)
@@ -206,6 +241,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		}
 	}
 	comm /= stageSeqs
+	r.commT = comm
 	t := prefill + decode + comm
 	r.tps, r.seqs, r.commShare, r.fits = eff/t/g, seqs, comm/t, true
 	return r
