@@ -646,7 +646,7 @@ func TestDefaultWatches(t *testing.T) {
 			names = append(names, w.Name)
 		}
 		ws := config.DefaultWatches(names)
-		if len(ws) != 2*len(names) || len(names) != 4 {
+		if len(ws) != 2*len(names) || len(names) != 6 { // 4 dense, 2 mixture-of-experts
 			t.Fatalf("%d watches for %d workloads", len(ws), len(names))
 		}
 		c := config.Default()

@@ -219,7 +219,7 @@ func TestEstimate_PhysicalLimits(t *testing.T) {
 				}
 				checked++
 				prec, _ := PrecisionOn(w, c)
-				n := w.Model.Params()
+				n := w.Model.ComputeParams() // the parameters a token's matmuls run through
 				switch {
 				case w.Method.Training():
 					if limit := prec.PeakTFLOPS * 1e12 / (6 * n); p.TokensPerSecond > limit {
@@ -231,7 +231,9 @@ func TestEstimate_PhysicalLimits(t *testing.T) {
 					}
 					if w.MaxSequences == 1 {
 						// The group's bandwidth reads the weights once a token.
-						if limit := float64(g) * c.BandwidthGBs * 1e9 / (n * w.WeightBytes); p.TokensPerSecond*float64(g) > limit {
+						d, x := w.Model.WeightBytes(w.WeightBytes)
+						read := d - w.Model.LookupParams()*w.WeightBytes + x*w.Model.TouchedShare(1)
+						if limit := float64(g) * c.BandwidthGBs * 1e9 / read; p.TokensPerSecond*float64(g) > limit {
 							t.Errorf("%s %s ×%d: %.1f tok/s at batch 1 above bandwidth ÷ weights %.1f", id, w.Name, g, p.TokensPerSecond*float64(g), limit)
 						}
 					}

@@ -11,7 +11,8 @@ import (
 // workload, split into the linear layers' (which FP8 can speed up) and
 // attention's (which stays 16-bit):
 //
-//	linear:    6N full (forward 2N, backward 4N), 4N LoRA/QLoRA (no weight
+//	linear:    6N full (forward 2N, backward 4N; N the active parameters
+//	           of a mixture-of-experts), 4N LoRA/QLoRA (no weight
 //	           gradients of the frozen base); +2N with activation
 //	           checkpointing (a second forward), +N selective
 //	attention: 12 × layers × hidden × seq (QKᵀ and AV: 4·L·h·s forward,
@@ -22,7 +23,7 @@ import (
 //
 // A model without a shape (Layers, Hidden) counts no attention.
 func trainingFLOPs(w Workload) (linear, attention float64) {
-	n := w.Model.Params()
+	n := w.Model.ActiveParams() // a mixture-of-experts trains through its active parameters
 	k, ok := TrainingK(w.Method, w.Checkpointing)
 	if !ok {
 		return 0, 0

@@ -186,7 +186,9 @@ func Llama7B() Model {
 }
 
 // BuiltinWorkloads returns the named workloads every ranking knows, sorted by
-// name: full-ft-7b, lora-7b, qlora-7b, serve-7b. The slice is a fresh copy.
+// name: full-ft-7b, lora-7b, qlora-7b, serve-7b, and two mixture-of-experts
+// serving workloads, serve-gpt-oss-120b and serve-qwen3-30b-a3b. The slice
+// is a fresh copy.
 func BuiltinWorkloads() []Workload {
 	m := Llama7B()
 	ws := []Workload{
@@ -209,6 +211,10 @@ func BuiltinWorkloads() []Workload {
 			Model:       m, Method: MethodQLoRA, WeightBytes: weightBytesFor(MethodQLoRA, PrecisionNF4), Precision: PrecisionNF4,
 			SeqLen: 2048, MicroBatch: 1, Checkpointing: true,
 		},
+		moeServing("serve-gpt-oss-120b", "gpt-oss-120b",
+			"serving gpt-oss-120b as published (MXFP4 experts, 5.1B of 117B parameters active), 1024 tokens in / 256 out per request; cost per million output tokens"),
+		moeServing("serve-qwen3-30b-a3b", "qwen3-30b-a3b",
+			"serving Qwen3-30B-A3B in bf16 (3.3B of 30.5B parameters active), 1024 tokens in / 256 out per request; cost per million output tokens"),
 		{
 			Name:        "serve-7b",
 			Description: "serving a 7B model (32 KV heads) in bf16, 1024 tokens in / 256 out per request, up to 256 concurrent sequences; cost per million output tokens",
@@ -218,6 +224,19 @@ func BuiltinWorkloads() []Workload {
 	}
 	slices.SortFunc(ws, func(a, b Workload) int { return cmp.Compare(a.Name, b.Name) })
 	return ws
+}
+
+// moeServing is a built-in serving workload of a mixture-of-experts preset,
+// in the checkpoint's own format, at the engine's default batch.
+func moeServing(name, preset, description string) Workload {
+	m := presets()[preset]
+	prec := PrecisionBF16
+	if m.Quantization != "" {
+		prec = m.Quantization
+	}
+	return Workload{Name: name, Description: description, Model: m, Method: MethodServe,
+		WeightBytes: weightBytesFor(MethodServe, prec), Precision: prec,
+		InputTokens: 1024, OutputTokens: 256, MaxSequences: DefaultMaxSequences}
 }
 
 // WorkloadByName returns the built-in workload with that name.

@@ -20,7 +20,12 @@ func TestBuiltinWorkloads_Shapes(t *testing.T) {
 		"lora-7b":    {MethodLoRA, 2, 2048, 0, 0, true},
 		"qlora-7b":   {MethodQLoRA, 4.127 / 8, 2048, 0, 0, true}, // NF4, data/quant.csv
 		"serve-7b":   {MethodServe, 2, 0, 1024, 256, false},
+		// gpt-oss-120b as published: its weight bytes are the MXFP4
+		// format's (data/quant.csv, 4.25 bits), applied to the experts.
+		"serve-gpt-oss-120b":  {MethodServe, 4.25 / 8, 0, 1024, 256, false},
+		"serve-qwen3-30b-a3b": {MethodServe, 2, 0, 1024, 256, false},
 	}
+	moe := map[string]string{"serve-gpt-oss-120b": "gpt-oss-120b", "serve-qwen3-30b-a3b": "qwen3-30b-a3b"}
 	ws := BuiltinWorkloads()
 	if len(ws) != len(want) {
 		t.Fatalf("%d built-in workloads, want %d", len(ws), len(want))
@@ -39,7 +44,11 @@ func TestBuiltinWorkloads_Shapes(t *testing.T) {
 			if !ok {
 				t.Fatalf("unexpected workload %q", w.Name)
 			}
-			if w.Model != Llama7B() {
+			if p, ok := moe[w.Name]; ok {
+				if w.Model != Presets()[p] || !w.Model.MoE() {
+					t.Errorf("model = %+v, want the %s preset", w.Model, p)
+				}
+			} else if w.Model != Llama7B() {
 				t.Errorf("model = %+v, want llama-7b shape", w.Model)
 			}
 			if w.Method != e.method || w.WeightBytes != e.weightBytes || w.SeqLen != e.seq ||
