@@ -18,6 +18,7 @@ const MaxSmallBody = 64 << 10
 // reads at most MaxSmallBody.
 var bodyLimits = map[string]int64{
 	"/v1/plan":            MaxBodyBytes,
+	"/v1/estimate":        MaxEstimateBody,
 	"/v1/profiles/import": profileimport.MaxInputBytes,
 	"/slack/command":      MaxSlashBody,
 }

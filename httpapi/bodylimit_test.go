@@ -24,6 +24,7 @@ func TestBody_DeclaredOverLimitIs413AtOnce(t *testing.T) {
 	defer ts.Close()
 	for _, c := range []struct{ method, target string }{
 		{http.MethodPost, "/v1/plan"},
+		{http.MethodPost, "/v1/estimate"},
 		{http.MethodPost, "/v1/profiles/import?card=A100-80GB-SXM&workload=lora-7b"},
 		{http.MethodPut, "/v1/profiles/A100-80GB-SXM/lora-7b"},
 		{http.MethodPost, "/v1/silences"},

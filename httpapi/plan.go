@@ -22,30 +22,40 @@ const MaxBodyBytes = 1 << 20
 // wrong type is an error naming the field.
 func DecodeSpec(r io.Reader) (rank.JobSpec, error) {
 	var spec rank.JobSpec
+	err := decodeStrict(r, &spec, "a job spec")
+	return spec, err
+}
+
+// decodeStrict reads one JSON value into v strictly: an unknown field or a
+// value of the wrong type is an error naming the field, a body over the
+// route's limit is ETooLarge, and anything after the value is refused.
+// what names the value in the messages, with its article ("a job spec").
+func decodeStrict(r io.Reader, v any, what string) error {
+	_, noun, _ := strings.Cut(what, " ")
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&spec); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			return spec, pricewatch.Errorf(ETooLarge, "body larger than %d bytes", mbe.Limit)
+			return pricewatch.Errorf(ETooLarge, "body larger than %d bytes", mbe.Limit)
 		case errors.As(err, &te):
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: want a %s, got %s", te.Field, te.Type, te.Value)
+			return pricewatch.Errorf(pricewatch.EInvalid, "%s: want a %s, got %s", te.Field, te.Type, te.Value)
 		case errors.As(err, &se):
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "invalid JSON at byte %d: %v", se.Offset, err)
+			return pricewatch.Errorf(pricewatch.EInvalid, "invalid JSON at byte %d: %v", se.Offset, err)
 		case errors.Is(err, io.EOF):
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "empty body: send a job spec as JSON")
+			return pricewatch.Errorf(pricewatch.EInvalid, "empty body: send %s as JSON", what)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: unknown field", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
+			return pricewatch.Errorf(pricewatch.EInvalid, "%s: unknown field", strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
 		}
-		return spec, pricewatch.Errorf(pricewatch.EInvalid, "invalid job spec: %v", err)
+		return pricewatch.Errorf(pricewatch.EInvalid, "invalid %s: %v", noun, err)
 	}
 	if trailing(dec) {
-		return spec, pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the job spec")
+		return pricewatch.Errorf(pricewatch.EInvalid, "trailing data after the %s", noun)
 	}
-	return spec, nil
+	return nil
 }
 
 // trailing reports whether anything but white space follows the value dec

@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	s.handle("/v1/silences/{id}", http.MethodDelete, s.removeSilence)
 	s.handle("/slack/command", http.MethodPost, s.slash)
 	s.handle("/v1/plan", http.MethodPost, s.plan)
+	s.handle("/v1/estimate", http.MethodPost, s.estimate)
 	s.handle("/v1/profiles", http.MethodGet, s.listProfiles)
 	s.handleMethods("/v1/profiles/{card}/{workload}", map[string]handlerFunc{http.MethodPut: s.putProfile, http.MethodDelete: s.deleteProfile})
 	s.handle("/v1/profiles/import", http.MethodPost, s.importProfile)

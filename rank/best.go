@@ -115,8 +115,8 @@ const (
 	WhyReference   = "reference price, not an offer"
 	WhyDuplicate   = "seen directly from the provider"
 	WhyNoBF16      = "no bf16 (the job requires bf16)"
-	WhyNoFP8       = "no fp8 (the job computes in fp8)"
-	WhyNoFP4       = "no fp4 (the job computes in fp4)"
+	WhyNoFP8       = "fp8 weights not run on this card by the engine"
+	WhyNoFP4       = "fp4 weights not run on this card by the engine"
 	// WhyUnavailable counts offers the source says cannot be rented now;
 	// they stay in the snapshot for answers that ask for them.
 	WhyUnavailable = "not available now"
@@ -163,7 +163,7 @@ func (s *Snapshot) entry(o pricewatch.Offer, w Workload, profiles profileSet, ca
 	}
 	prec, ok := PrecisionOn(w, card)
 	if !ok {
-		return Entry{}, prec.Why
+		return Entry{}, prec.Code
 	}
 	p, ok := profiles.lookup(o.Card, w.Name, o.Provider, o.OfferID)
 	if !ok || p.TokensPerSecond <= 0 {

@@ -326,7 +326,7 @@ func (s *Snapshot) rankPart(p *Pack) *part {
 			cd, _ := card(r.card)
 			prec, ok := PrecisionOn(w, cd)
 			if !ok {
-				return shapeResult{done: true, why: whyCode(prec.Why)}
+				return shapeResult{done: true, why: whyCode(prec.Code)}
 			}
 			sh := &p.shapes[r.shape]
 			pr, ok := s.profiles.lookup(p.dict[r.card], w.Name, p.dict[sh.provider], p.str(r.offerID))

@@ -376,8 +376,10 @@ type Precision struct {
 	// Note says why it differs from what the job asked for ("" when not).
 	Note string `json:"precision_note,omitempty"`
 	// Why is the reason the card cannot run the job at all ("" when it
-	// can).
-	Why string `json:"-"`
+	// can), in words; Code the same as one of a bounded set of reasons
+	// (WhyNoBF16, WhyNoFP8, WhyNoFP4), what rankings count exclusions by.
+	Why  string `json:"-"`
+	Code string `json:"-"`
 	// WeightOnly: the weights stay in the job's format (fp8, fp4) but the
 	// card has no tensor cores for it, so the engine dequantizes them to
 	// 16 bits in the matmul (data/formats.csv).
@@ -400,7 +402,7 @@ func PrecisionOn(w Workload, c pricewatch.Card) (Precision, bool) {
 			return Precision{Name: PrecisionBF16, PeakTFLOPS: c.BF16TFLOPS, Note: note}, true
 		}
 		if w.RequireBF16 {
-			return Precision{Why: WhyNoBF16}, false
+			return Precision{Why: WhyNoBF16, Code: WhyNoBF16}, false
 		}
 		if note != "" {
 			note += "; "
@@ -427,7 +429,11 @@ func PrecisionOn(w Workload, c pricewatch.Card) (Precision, bool) {
 			p.WeightOnly = true
 			return p, ok
 		default:
-			return Precision{Why: why}, false
+			code := WhyNoFP8
+			if cp == PrecisionFP4 {
+				code = WhyNoFP4
+			}
+			return Precision{Why: why, Code: code}, false
 		}
 	}
 	return sixteen("")

@@ -51,11 +51,16 @@ type EstimateResult struct {
 	GPUs  int    `json:"gpus"`
 	// Layout is the serving layout; EngineDefault whether it is the one
 	// the engine runs when told no other.
-	Layout        *Layout        `json:"layout,omitempty"`
-	EngineDefault bool           `json:"layout_is_engine_default,omitempty"`
-	PrecisionUsed string         `json:"precision_used,omitempty"`
-	Memory        EstimateMemory `json:"memory"`
-	Fits          bool           `json:"fits"`
+	Layout        *Layout `json:"layout,omitempty"`
+	EngineDefault bool    `json:"layout_is_engine_default,omitempty"`
+	PrecisionUsed string  `json:"precision_used,omitempty"`
+	// WeightFormat is the format the weights are stored in (the job's
+	// precision: bf16, fp8, mxfp4, …); WeightOnly that the card has no
+	// tensor cores for it and the engine dequantizes in the matmul.
+	WeightFormat string         `json:"weight_format,omitempty"`
+	WeightOnly   bool           `json:"weight_only,omitempty"`
+	Memory       EstimateMemory `json:"memory"`
+	Fits         bool           `json:"fits"`
 	// Reason says why the job does not run (memory in GiB, or the format
 	// and the card).
 	Reason string `json:"reason,omitempty"`
@@ -129,7 +134,7 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 	}
 	w := job.Workload
 	w.Name = "estimate"
-	res.Model, res.GPUs = w.Model, gpus
+	res.Model, res.GPUs, res.WeightFormat = w.Model, gpus, w.Precision
 	if !serve {
 		return trainingEstimate(w, c, gpus, res), nil
 	}
@@ -149,7 +154,7 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 	}
 	res.Layout = &lay
 	s, prec, ok := servingCaseFor(w, c, calibrated)
-	res.PrecisionUsed = prec.Name
+	res.PrecisionUsed, res.WeightOnly = prec.Name, prec.WeightOnly
 	if !ok {
 		res.Reason = prec.Why
 		if res.Reason == "" {

@@ -214,11 +214,19 @@ func Fits(w Workload, c pricewatch.Card, gpus int) bool {
 	return MemoryPerGPU(w, gpus).TotalGiB <= UsableGiB(c)
 }
 
-// NoFitReason says in GiB why gpus GPUs of the card cannot hold the
-// workload ("" when they can): for training, what each GPU needs against
+// NoFitReason says why gpus GPUs of the card cannot run the workload (""
+// when they can): for a serving job in a format the engine does not run
+// on the card, the format and the card (data/formats.csv); otherwise in
+// GiB, for training, what each GPU needs against
 // 80% of its capacity; for serving, weights + the KV cache of its
 // sequences + the engine's reserve against what the engine may use.
 func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
+	if w.Method == MethodServe {
+		// A format the engine does not run on the card: say which.
+		if p, ok := PrecisionOn(w, c); !ok {
+			return p.Why
+		}
+	}
 	if Fits(w, c, gpus) {
 		return ""
 	}

@@ -65,9 +65,9 @@ type servingResult struct {
 	// compute and weight reads (the larger counts), KV reads,
 	// communication.
 	prefillT, computeT, weightsT, kvT, commT float64
-	link      string
-	mem       servingMemory
-	fits      bool
+	link                                     string
+	mem                                      servingMemory
+	fits                                     bool
 }
 
 // servingRate is output tokens/s per GPU of a batching engine kept full on

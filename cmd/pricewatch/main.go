@@ -5,6 +5,7 @@
 //	pricewatch scrape [--config FILE] [--db FILE] [--demo | --fixtures DIR] [-v] [SOURCE...]
 //	pricewatch sources [--config FILE] [--db FILE] [--json]
 //	pricewatch plan   [--config FILE] [--db FILE] [--spec FILE] [job flags…] [--json]
+//	pricewatch estimate (--preset P | --model-config FILE | shape flags) --card C [--gpus N] [--method M] [layout, serving or training flags…] [--json]
 //	pricewatch profile set --card C --workload W --tps N [--provider P] | import FILE … | list | delete
 //	pricewatch digest [--config FILE] [--db FILE] [--send] [--json]
 //	pricewatch alerts [--status S] [--limit N] [--json] [--db FILE | --demo] [--addr HOST:PORT]
@@ -80,6 +81,9 @@ Commands:
           accepts the new level of a source the gate holds
   plan    price a job: memory, GPU count, hours, compute and hidden costs,
           total and pessimistic cost to target, per option
+  estimate print one throughput estimate (a model on GPUs of one card):
+          tokens/s, layout, precision, memory per GPU, whether it fits;
+          offline, the answer of POST /v1/estimate
   profile set, import, list or delete throughput profiles (your measured tokens/s)
   digest  print today's digest (--send: queue it for Slack and deliver it)
   alerts  list the alert outbox, newest first: pending, sent, logged (no
@@ -118,6 +122,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSources(ctx, args[1:], stdout, stderr)
 	case "plan":
 		return runPlan(ctx, args[1:], stdout, stderr)
+	case "estimate":
+		return runEstimate(ctx, args[1:], stdout, stderr)
 	case "profile":
 		return runProfile(ctx, args[1:], stdout, stderr)
 	case "digest":
