@@ -682,9 +682,10 @@ func TestCalibration_OutOfSample(t *testing.T) {
 	}{
 		{"serving on 1 GPU", single}, {"serving on 2+ GPUs", multiServe}, {"training", train}, {"training at ≥ 8k tokens", long},
 		{"mixture-of-experts", moe}, {"MoE, no-fit left out", moeClean}, {"serving, consumer cards", consumer},
+		{"2+ GPUs, dense and MoE", filter(priced(), func(m Measurement) bool { return batchedServing(m) && m.GPUs > 1 })},
 	} {
-		t.Logf("  %-24s %3d rows: %3.0f%% within ±35%%, median estimate/measured %.2f (leave one publisher out)",
-			sub.name, len(sub.rows), 100*share(in(sub.rows), len(sub.rows)), med(sub.rows))
+		t.Logf("  %-24s %3d rows: %3d (%3.0f%%) within ±35%%, median estimate/measured %.2f (leave one publisher out)",
+			sub.name, len(sub.rows), in(sub.rows), 100*share(in(sub.rows), len(sub.rows)), med(sub.rows))
 	}
 	for _, bar := range []struct {
 		name string

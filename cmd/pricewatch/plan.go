@@ -30,7 +30,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c.register(fs, false)
 	specFile := fs.String("spec", "", "job spec file (YAML or JSON, the body of POST /v1/plan); flags override it")
 	workload := fs.String("workload", "", "start from a named workload: lora-7b, qlora-7b, full-ft-7b, serve-7b")
-	preset := fs.String("preset", "", "model preset: llama-7b, llama3-8b, qwen2.5-7b, llama-13b, llama3-70b")
+	preset := fs.String("preset", "", "model preset ("+strings.Join(rank.PresetNames(), ", ")+")")
+	modelConfig := fs.String("model-config", "", "the model as a Hugging Face config.json `FILE` (at most 1 MiB), read as published")
 	method := fs.String("method", "", "full, lora, qlora or serve")
 	precision := fs.String("precision", "", "bf16 (default), fp16, fp8 (compute; training keeps 16-bit weights), fp4 (serving), int8, nf4, int4 (weights)")
 	optimizer := fs.String("optimizer-state", "", "optimizer state: bf16 (default) or fp32")
@@ -48,7 +49,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	modes := fs.String("modes", "", "billing modes, comma-separated (default ondemand,spot)")
 	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
 	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
-	engine := fs.String("engine", "", "serving engine: vllm (default), tensorrt-llm, llama.cpp")
+	engine := fs.String("engine", "", "serving engine: "+strings.Join(rank.Engines(), ", ")+" (default vllm)")
 	rate := fs.Float64("request-rate", 0, "serving: requests per second received (caps throughput at rate × output tokens)")
 	avail := fs.String("available", "", "yes (default: offers not known to be out of stock) or any")
 	maxGPUs := fs.Int("max-gpus", 0, "largest GPU count (default 8)")
@@ -85,8 +86,18 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	str("optimizer-state", &spec.OptimizerState, *optimizer)
 	str("currency", &spec.Currency, *currency)
 	str("card", &spec.Card, *card)
+	if set["preset"] && set["model-config"] {
+		return usageError{"give --preset or --model-config, not both"}
+	}
 	if set["preset"] {
 		spec.Model = &rank.ModelSpec{Preset: *preset}
+	}
+	if set["model-config"] {
+		raw, err := readModelConfig(*modelConfig)
+		if err != nil {
+			return err
+		}
+		spec.Model = &rank.ModelSpec{Config: raw}
 	}
 	if set["tokens"] {
 		spec.Tokens = *tokens
