@@ -676,7 +676,7 @@ func TestEngineEfficiency(t *testing.T) {
 	}
 	for yml, field := range map[string]string{
 		"ranking:\n  engine_efficiency:\n    lmdeploy: 1.2\n": "ranking.engine_efficiency.lmdeploy: unknown engine",
-		"ranking:\n  engine_efficiency:\n    vllm: 9\n":     "ranking.engine_efficiency.vllm: must be a factor",
+		"ranking:\n  engine_efficiency:\n    vllm: 9\n":       "ranking.engine_efficiency.vllm: must be a factor",
 	} {
 		c := mustDecode(t, yml)
 		err := c.Validate(func(string) bool { return true }, func(string) bool { return true })
