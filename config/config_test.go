@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -683,5 +684,45 @@ func TestEngineEfficiency(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%q: %v, want an error naming %s", yml, err, field)
 		}
+	}
+}
+
+// A config workload takes a model as its config.json, written as YAML in
+// the file: Qwen3-30B-A3B's shape (48 layers, hidden 2048, 128 experts of
+// 768, top-8) comes out a mixture-of-experts of 30.5B parameters, 3.35B
+// active (rank/hfconfig_test.go counts it by hand); a missing field is an
+// error naming the workload and the field.
+func TestWorkloads_ModelConfig(t *testing.T) {
+	const cfg = `
+workloads:
+  - name: serve-my-moe
+    method: serve
+    model:
+      config:
+        architectures: [Qwen3MoeForCausalLM]
+        hidden_size: 2048
+        num_hidden_layers: 48
+        num_attention_heads: 32
+        num_key_value_heads: 4
+        head_dim: 128
+        vocab_size: 151936
+        intermediate_size: 6144
+        moe_intermediate_size: 768
+        num_experts: 128
+        num_experts_per_tok: 8
+        tie_word_embeddings: false
+`
+	c := mustDecode(t, cfg)
+	ws, err := c.ResolveWorkloads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ws[len(ws)-1]
+	if w.Name != "serve-my-moe" || !w.Model.MoE() || math.Abs(w.Model.ParamsB-30.53) > 0.01 || math.Abs(w.Model.ActiveParams()/1e9-3.35) > 0.01 {
+		t.Errorf("workload %s: %v", w.Name, w.Model)
+	}
+	bad := mustDecode(t, strings.Replace(cfg, "        num_experts: 128\n", "", 1))
+	if _, err := bad.ResolveWorkloads(); err == nil || !strings.Contains(err.Error(), "workloads[0]: model.config.num_experts") {
+		t.Errorf("err = %v, want one naming workloads[0] and model.config.num_experts", err)
 	}
 }
