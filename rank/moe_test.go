@@ -162,3 +162,36 @@ func TestEstimate_PresetPhysicalLimits(t *testing.T) {
 	}
 	t.Logf("%d preset × card × GPU estimates within their physical limits", checked)
 }
+
+// Training a mixture-of-experts: FLOPs on the active parameters, memory
+// and optimizer state on every expert, and on several GPUs the expert
+// all-to-alls. Qwen3-30B-A3B (30.53B total, 3.35B active) trained in full
+// at seq 2048: 6 × 3.35e9 = 20.1 GFLOP of linear layers a token (a dense
+// 30B would be 183), while bf16 weights, gradients and AdamW moments of
+// all 30.53B take 8 bytes each, 244.3 GB. With the activations of one
+// 2,048-token sequence (48 layers × 34 × 2,048 × 2,048 B = 6.375 GiB), two
+// H100s need 113.7 + 6.4 GiB each, over the 64 GiB usable (80% of 80);
+// four need 56.9 + 6.4 = 63.3 GiB, and fit.
+func TestMoE_Training(t *testing.T) {
+	w := Workload{Name: "ft-moe", Model: Presets()["qwen3-30b-a3b"], Method: MethodFull, WeightBytes: 2, Precision: PrecisionBF16,
+		SeqLen: 2048, MicroBatch: 1, Checkpointing: false}
+	lin, _ := trainingFLOPs(w)
+	if !near(lin/1e9, 6*3.353, 0.001) {
+		t.Errorf("linear FLOPs a token %.2f G, want 6 × 3.353", lin/1e9)
+	}
+	h100 := card(t, "H100-80GB-SXM")
+	if m := MemoryPerGPU(w, 4); !near(m.WeightsGiB+m.GradientsGiB+m.OptimizerGiB, 30.532e9*8/4/pricewatch.BytesPerGiB, 0.001) {
+		t.Errorf("state per GPU on 4: %.1f GiB, want 8 B × 30.53B / 4", m.WeightsGiB+m.GradientsGiB+m.OptimizerGiB)
+	}
+	if Fits(w, h100, 2) || !Fits(w, h100, 4) {
+		t.Errorf("fits 2 × H100 %v, 4 × H100 %v; want no, yes", Fits(w, h100, 2), Fits(w, h100, 4))
+	}
+	// Expert all-to-alls on 8 H100s (NVLink 4: 450 GB/s × 0.55 link
+	// efficiency, 8 µs): each GPU sends its 2,048 tokens × 8 experts ×
+	// 2,048 × 2 B = 67.1 MB, 7/8 of it across: 8 µs + 58.7 MB / 247.5 GB/s
+	// = 245.25 µs, four per MoE layer, 48 layers: 47.09 ms a micro-batch.
+	_, st, ok := trainingRate(h100, w, 8, calibrated)
+	if !ok || !near(st.a2a*1e3, 47.09, 0.01) {
+		t.Errorf("all-to-alls %.2f ms a micro-batch, want 47.09 (worked above)", st.a2a*1e3)
+	}
+}

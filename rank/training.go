@@ -70,7 +70,8 @@ type trainingStep struct {
 	compute, step float64
 	tokens        float64 // per GPU per step
 	u             float64
-	sharded       bool // FSDP/ZeRO-3 (the state does not fit one GPU)
+	sharded       bool    // FSDP/ZeRO-3 (the state does not fit one GPU)
+	a2a           float64 // seconds of expert all-to-alls a micro-batch
 	link          string
 }
 
@@ -98,7 +99,13 @@ func overlapped(compute, comm, overlap float64) float64 {
 //     micro-batch's TP group all-reduces its activations 4 times per layer
 //     (6 with checkpointing), the pipeline idles (PP−1)/(GA × VP) of a
 //     step, and the data-parallel replicas all-reduce their share of the
-//     gradients once per step.
+//     gradients once per step;
+//   - a mixture-of-experts on several GPUs (FSDP or data parallel, its
+//     experts spread over the GPUs) adds four all-to-alls per MoE layer
+//     per micro-batch: dispatch and combine, forward and backward.
+//
+// A mixture-of-experts counts FLOPs on its active parameters and memory
+// (MemoryPerGPU: weights, gradients, optimizer state) on all of them.
 func trainingRate(c pricewatch.Card, w Workload, gpus int, k constants) (float64, trainingStep, bool) {
 	var st trainingStep
 	u, ok := k.utilization(c.EstimatorClass)
@@ -189,6 +196,18 @@ func trainingRate(c pricewatch.Card, w Workload, gpus int, k constants) (float64
 	}
 	if !ok {
 		return 0, st, false
+	}
+	if m := w.Model; m.MoE() {
+		// Experts spread over the GPUs (expert parallel): every MoE
+		// layer sends each token's hidden state to its k experts and back,
+		// in the forward and again in the backward pass: 4 all-to-alls of
+		// the micro-batch's tokens × k × hidden × 2 bytes.
+		t, _, ok2 := collectiveSeconds(c, gpus, st.tokens*float64(m.ExpertsPerToken)*float64(m.Hidden)*ActivationBytes, gatherFactor, k)
+		if !ok2 {
+			return 0, st, false
+		}
+		st.a2a = 4 * float64(m.moeLayers()) * t
+		comm += st.a2a
 	}
 	st.link = link
 	st.step = overlapped(st.compute, comm, k.overlap)
