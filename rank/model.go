@@ -156,7 +156,8 @@ func (m Model) ExpertComputeParams() float64 { return m.ExpertParams() * m.route
 // projections absorbed: every head scores the latent and rotary key (QKᵀ
 // over kv_lora_rank + rope) and sums the latent (AV over kv_lora_rank),
 // 2 × heads × (2 × kv_lora_rank + rope) × ctx per layer (DeepSeek-V3 at
-// 2,000 tokens: 34 GFLOP a token, half its 2 × 37B). 0 for other
+// 2,000 tokens: 34 GFLOP a token, half its 2 × 37B; it runs in 16 bits,
+// also in fp8 engines). 0 for other
 // attention, whose decode FLOPs (4 × heads × head dim × ctx per layer,
 // under 5% of 2N at these lengths) the calibrated constants absorb.
 func (m Model) DecodeAttentionFLOPs(ctx float64) float64 {

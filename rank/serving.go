@@ -190,7 +190,13 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	r.stepBytes = readBytes(1) / stageSeqs
 	stepBytes := readBytes(1 / moeEff) // the experts' reads at their kernels' rate
 	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
-	gemm := (2*nEff + s.model.DecodeAttentionFLOPs(isl+osl/2)) / (eta * peak)
+	// The attention core runs in 16 bits also in fp8 and fp4 engines
+	// (FlashMLA, FlashAttention-3 in bf16): its FLOPs at the 16-bit peak.
+	peak16 := c.TrainPeakTFLOPS() * 1e12 * g
+	if peak16 <= 0 {
+		peak16 = peak
+	}
+	gemm := 2*nEff/(eta*peak) + s.model.DecodeAttentionFLOPs(isl+osl/2)/(eta*peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 	decode := math.Max(r.computeT, r.weightsT) + r.kvT
 	// Communication of one stage step, shared by its stageSeqs tokens.
