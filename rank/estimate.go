@@ -98,7 +98,7 @@ const (
 	QLoRAFactor = 0.74
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB).
-	MoEHalfMB = 18.5
+	MoEHalfMB = 22.5
 )
 
 // computeEff is the class's serving ETA_C under k (etaCScale applied; the
@@ -457,6 +457,10 @@ type engine struct {
 	// resident on average) instead of being reserved whole at admission.
 	pagedKV    bool
 	reserveGiB float64
+	// groupedMoE: the engine runs a mixture-of-experts' experts as grouped
+	// GEMMs (fused MoE kernels), whose thin expert slices reach less of
+	// the dense kernels' efficiency (constants.moeHalfMB).
+	groupedMoE bool
 }
 
 // Engine memory bases (data/engines.csv memory_basis).
@@ -476,12 +480,12 @@ const (
 var engines = sync.OnceValue(func() map[string]engine {
 	m := map[string]engine{}
 	for _, r := range readTable(enginesCSV) {
-		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" {
+		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" {
 			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q", r[0], r[5], r[6]))
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
-			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7])}
+			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes"}
 	}
 	return m
 })

@@ -122,21 +122,6 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		eta *= s.k.fp4Eff
 	}
 	n := s.model.ComputeParams()
-	moeEff := 1.0
-	if s.model.MoE() && s.k.moeHalfMB > 0 {
-		// One expert's slice on one GPU: whole experts under expert
-		// parallelism, a TP-th of one otherwise.
-		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
-		if s.layout.norm().EP <= 1 {
-			slice /= float64(s.layout.norm().TP)
-		}
-		moeEff = slice / (slice + s.k.moeHalfMB)
-	}
-	// In decode the experts' share of the FLOPs and bytes runs at moeEff
-	// of the dense kernels' rate (a few tokens per expert): count it
-	// 1/moeEff times. Prefill's GEMMs give every expert hundreds of tokens.
-	xn := s.model.ExpertComputeParams()
-	nEff := n - xn + xn/moeEff
 	lay := s.layout.norm()
 	g := float64(lay.GPUs())
 	if !ok || n <= 0 || s.weightBytes() <= 0 || s.peakTFLOPS <= 0 || s.osl <= 0 || s.isl < 0 ||
@@ -162,6 +147,25 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if seqs <= 1 {
 		seqs, etaBW = 1, EtaB1
 	}
+	// Engines that run the experts as grouped GEMMs (data/engines.csv
+	// moe_grouped_gemm) reach s / (s + moeHalfMB) of the dense kernels'
+	// efficiency on an expert slice of s MB; llama.cpp's per-expert
+	// matrix-vector kernels read at the dense rate (its batch-1 rows).
+	moeEff := 1.0
+	if s.model.MoE() && s.k.moeHalfMB > 0 && s.eng.groupedMoE {
+		// One expert's slice on one GPU: whole experts under expert
+		// parallelism, a TP-th of one otherwise.
+		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
+		if s.layout.norm().EP <= 1 {
+			slice /= float64(s.layout.norm().TP)
+		}
+		moeEff = slice / (slice + s.k.moeHalfMB)
+	}
+	// In decode the experts' share of the FLOPs and bytes runs at moeEff
+	// of the dense kernels' rate (a few tokens per expert): count it
+	// 1/moeEff times. Prefill's GEMMs give every expert hundreds of tokens.
+	xn := s.model.ExpertComputeParams()
+	nEff := n - xn + xn/moeEff
 	readRate := etaBW * c.BandwidthGBs * 1e9 // bytes/s per GPU
 	if s.eng.bandwidthCapGBs > 0 {
 		readRate = math.Min(readRate, s.eng.bandwidthCapGBs*1e9)
