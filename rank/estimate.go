@@ -44,8 +44,10 @@ type constants struct {
 	// efficiency: a slice of s MB runs at s / (s + moeHalfMB), as if each
 	// touched slice cost a fixed moeHalfMB of reads besides its own
 	// (small experts, and experts split over tensor-parallel ranks, are
-	// thin GEMMs).
-	moeHalfMB float64
+	// thin GEMMs). moeHalfByEngine holds the engines whose MoE rows of two
+	// publishers or more fit one of their own (their MoE kernels differ).
+	moeHalfMB       float64
+	moeHalfByEngine map[string]float64
 	// util is the training utilization U per estimator class; a class
 	// without one uses utilizationByClass. etaC is the serving compute
 	// efficiency ETA_C per class (before etaCScale); a class without one
@@ -59,6 +61,7 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB,
+	moeHalfByEngine: map[string]float64{EngineSGLang: 30, EngineTRT: 4, EngineVLLM: 38.5},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
@@ -97,9 +100,19 @@ const (
 	// (dequantizing the 4-bit base in every GEMM).
 	QLoRAFactor = 0.74
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
-	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB).
+	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
+	// for an engine without a value of its own (calibrated.moeHalfByEngine:
+	// TensorRT-LLM 4 MB, SGLang 30, vLLM 38.5).
 	MoEHalfMB = 22.5
 )
+
+// moeHalf is the engine's half-efficiency expert slice, MB.
+func (k constants) moeHalf(engine string) float64 {
+	if v, ok := k.moeHalfByEngine[engine]; ok {
+		return v
+	}
+	return k.moeHalfMB
+}
 
 // computeEff is the class's serving ETA_C under k (etaCScale applied; the
 // fit leaves it at 1 and fits etaC per class).

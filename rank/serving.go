@@ -152,14 +152,14 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	// efficiency on an expert slice of s MB; llama.cpp's per-expert
 	// matrix-vector kernels read at the dense rate (its batch-1 rows).
 	moeEff := 1.0
-	if s.model.MoE() && s.k.moeHalfMB > 0 && s.eng.groupedMoE {
+	if half := s.k.moeHalf(s.eng.name); s.model.MoE() && half > 0 && s.eng.groupedMoE {
 		// One expert's slice on one GPU: whole experts under expert
 		// parallelism, a TP-th of one otherwise.
 		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
 		if s.layout.norm().EP <= 1 {
 			slice /= float64(s.layout.norm().TP)
 		}
-		moeEff = slice / (slice + s.k.moeHalfMB)
+		moeEff = slice / (slice + half)
 	}
 	// In decode the experts' share of the FLOPs and bytes runs at moeEff
 	// of the dense kernels' rate (a few tokens per expert): count it
