@@ -80,8 +80,18 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 	if native {
 		return modeNative, ""
 	}
+	if !weightOnlyArch[arch] {
+		return modeNo, fmt.Sprintf("%s does not run %s weights on %s (%s): the weight-only kernels (Marlin, Triton MoE) need Ampere or CDNA3 and newer (default: no engine page states it for this architecture)", eng, format, c.ID, arch)
+	}
 	return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores (default: weight-only kernels)", c.ID, computeName(format))
 }
+
+// weightOnlyArch are the architectures the DEFAULT rule lets run fp8 and
+// fp4 weights weight-only: the Marlin kernels vLLM uses need compute
+// capability 8.0 (Ampere) or newer, and ROCm's need CDNA3. Older cards
+// (Volta, Turing, Pascal, CDNA2) run them only where a formats.csv row
+// says so (llama.cpp's MXFP4).
+var weightOnlyArch = map[string]bool{"ampere": true, "ada": true, "hopper": true, "blackwell": true, "cdna3": true, "cdna4": true}
 
 // computeName is the tensor precision a weight format computes in.
 func computeName(format string) string {

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
@@ -193,5 +194,44 @@ func TestMoE_Training(t *testing.T) {
 	_, st, ok := trainingRate(h100, w, 8, calibrated)
 	if !ok || !near(st.a2a*1e3, 47.09, 0.01) {
 		t.Errorf("all-to-alls %.2f ms a micro-batch, want 47.09 (worked above)", st.a2a*1e3)
+	}
+}
+
+// Formats as the engines run them (data/formats.csv): gpt-oss's MXFP4
+// runs natively on Blackwell, weight-only on Hopper and Ampere, not at all
+// in vLLM on Volta (its weight-only kernels need Ampere) but in llama.cpp
+// (GGML's MXFP4); an FP8 checkpoint runs weight-only on Ampere in vLLM and
+// is refused, with the reason, by TensorRT-LLM and llama.cpp.
+func TestFormats_AsEnginesRunThem(t *testing.T) {
+	oss := presetServe(t, "gpt-oss-120b", "")
+	fp8 := presetServe(t, "qwen3-30b-a3b", PrecisionFP8)
+	with := func(w Workload, engine string) Workload { w.Engine = engine; return w }
+	for _, tc := range []struct {
+		name       string
+		w          Workload
+		card       string
+		ok, weight bool
+		compute    string
+		why        string
+	}{
+		{"mxfp4 on B200", oss, "B200-180GB-SXM", true, false, PrecisionFP4, ""},
+		{"mxfp4 on H100", oss, "H100-80GB-SXM", true, true, PrecisionBF16, ""},
+		{"mxfp4 on A100", oss, "A100-80GB-SXM", true, true, PrecisionBF16, ""},
+		{"mxfp4 on V100 in vLLM", oss, "V100-32GB-SXM2", false, false, "", "need Ampere"},
+		{"mxfp4 on V100 in llama.cpp", with(oss, EngineLlamaCpp), "V100-32GB-SXM2", true, true, PrecisionFP16, ""},
+		{"fp8 on A100 in vLLM", fp8, "A100-80GB-SXM", true, true, PrecisionBF16, ""},
+		{"fp8 on A100 in TensorRT-LLM", with(fp8, EngineTRT), "A100-80GB-SXM", false, false, "", "FP8 needs Ada"},
+		{"fp8 in llama.cpp", with(fp8, EngineLlamaCpp), "H100-80GB-SXM", false, false, "", "GGUF has no FP8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := card(t, tc.card)
+			p, ok := PrecisionOn(tc.w, c)
+			if ok != tc.ok || p.WeightOnly != tc.weight || p.Name != tc.compute || !strings.Contains(p.Why, tc.why) {
+				t.Errorf("PrecisionOn = %+v, %v; want ok %v, weight-only %v, %q, why containing %q", p, ok, tc.ok, tc.weight, tc.compute, tc.why)
+			}
+			if !ok && (NoFitReason(tc.w, c, 8) != p.Why || p.Code == "") {
+				t.Errorf("refusal: NoFitReason %q, code %q; want the same reason and a bounded code", NoFitReason(tc.w, c, 8), p.Code)
+			}
+		})
 	}
 }
