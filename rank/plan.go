@@ -475,7 +475,14 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, wh
 	}
 	prec, ok := PrecisionOn(job.Workload, card)
 	if !ok {
-		return opt, false
+		// The card cannot run the job's format (or bf16): shown with the
+		// reason when asked for, like one that cannot hold it.
+		if !job.IncludeUnfit {
+			return opt, false
+		}
+		opt.Reason = prec.Why
+		opt.GPUs = o.GPUCounts[len(o.GPUCounts)-1]
+		return opt, true
 	}
 	opt.Precision, opt.PrecisionNote = prec.Name, prec.Note
 	if why != "" {

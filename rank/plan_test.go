@@ -734,3 +734,27 @@ func TestPlan_Deadline(t *testing.T) {
 		t.Errorf("a deadline without tokens: %v", err)
 	}
 }
+
+// A plan that includes unfit options says why a card cannot run the job's
+// format: an FP8 checkpoint in TensorRT-LLM on an A100 (no FP8 there,
+// data/formats.csv), with the reason, where a card that runs it is priced.
+func TestPlan_UnfitSaysTheFormat(t *testing.T) {
+	snap := planSnap(t, off("p", "p", "a", "A100-80GB-SXM", pricewatch.ModeOnDemand, 1.5, "USD"),
+		off("p", "p", "h", "H100-80GB-SXM", pricewatch.ModeOnDemand, 2.5, "USD"))
+	job := resolve(t, rank.JobSpec{Model: &rank.ModelSpec{Preset: "qwen3-30b-a3b"}, Method: "serve", Precision: "fp8",
+		Engine: "tensorrt-llm", IncludeUnfit: true})
+	res, err := snap.Plan(job, nil, normalize.DefaultCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]rank.Option{}
+	for _, o := range res.Options {
+		got[o.Card] = o
+	}
+	if a := got["A100-80GB-SXM"]; a.Fits || !strings.Contains(a.Reason, "tensorrt-llm does not run fp8 weights on A100-80GB-SXM") {
+		t.Errorf("A100: fits %v, reason %q; want the format and the card", a.Fits, a.Reason)
+	}
+	if h := got["H100-80GB-SXM"]; !h.Fits || h.Precision != "fp8" {
+		t.Errorf("H100: fits %v, precision %q; want a priced fp8 option", h.Fits, h.Precision)
+	}
+}
