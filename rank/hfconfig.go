@@ -237,6 +237,28 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 	}
 	m.TiedEmbeddings = tied
 	var total, active float64 // over the layers
+	// layersOf sums the layers of a mixture-of-experts: a MoE layer
+	// (isMoE) holds attention, its router, the shared part (shared
+	// parameters) and e experts of inter, k of them active; the others a
+	// dense MLP of width dense (denseField names it when it is missing).
+	layersOf := func(e, k, inter int, shared float64, dense int, denseField string, isMoE func(int) bool) error {
+		for i := range layers {
+			if isMoE(i) {
+				m.MoELayers++
+				base := attn + norms + h*float64(e) + shared
+				total += base + float64(e)*mlp(inter)
+				active += base + float64(k)*mlp(inter)
+				continue
+			}
+			if dense == 0 {
+				return invalid(c.prefix+denseField, "missing: layers without experts need the dense MLP's width")
+			}
+			total += attn + norms + mlp(dense)
+			active += attn + norms + mlp(dense)
+		}
+		m.DenseLayers = layers - m.MoELayers
+		return nil
+	}
 	switch fam {
 	case famDense, famGemma:
 		inter := field("intermediate_size")
@@ -265,11 +287,9 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 		if err != nil {
 			return Model{}, err
 		}
-		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate, m.MoELayers = e, k, inter, layers
-		per := attn + norms + h*float64(e) // router
-		total = float64(layers) * (per + float64(e)*mlp(inter))
-		active = float64(layers) * (per + float64(k)*mlp(inter))
-		if fam == famGptOss {
+		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate = e, k, inter
+		err = layersOf(e, k, inter, 0, 0, "", func(int) bool { return true })
+		if err == nil && fam == famGptOss {
 			err = c.layerTypes(&m)
 		}
 	case famQwenMoE:
@@ -289,25 +309,11 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 			}
 		}
 		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate = e, k, inter
-		for i := range layers {
-			if !only[i] && (i+1)%max(step, 1) == 0 {
-				m.MoELayers++
-				sh := 0.0
-				if shared > 0 {
-					sh = mlp(shared) + h // the shared expert and its gate
-				}
-				base := attn + norms + h*float64(e) + sh
-				total += base + float64(e)*mlp(inter)
-				active += base + float64(k)*mlp(inter)
-			} else {
-				if dense == 0 {
-					return Model{}, invalid(c.prefix+"intermediate_size", "missing: layers without experts need the dense MLP's width")
-				}
-				total += attn + norms + mlp(dense)
-				active += attn + norms + mlp(dense)
-			}
+		sh := 0.0
+		if shared > 0 {
+			sh = mlp(shared) + h // the shared expert and its gate
 		}
-		m.DenseLayers = layers - m.MoELayers
+		err = layersOf(e, k, inter, sh, dense, "intermediate_size", func(i int) bool { return !only[i] && (i+1)%max(step, 1) == 0 })
 	case famDeepSeek, famGLMMoE:
 		e, k, inter := field("n_routed_experts"), field("num_experts_per_tok"), field("moe_intermediate_size")
 		shared := optional("n_shared_experts", 0)
@@ -324,18 +330,7 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 			}
 		}
 		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate, m.SharedExperts = e, k, inter, shared
-		for i := range layers {
-			if i >= firstDense && i%max(freq, 1) == 0 {
-				m.MoELayers++
-				base := attn + norms + h*float64(e) + float64(shared)*mlp(inter)
-				total += base + float64(e)*mlp(inter)
-				active += base + float64(k)*mlp(inter)
-			} else {
-				total += attn + norms + mlp(dense)
-				active += attn + norms + mlp(dense)
-			}
-		}
-		m.DenseLayers = layers - m.MoELayers
+		err = layersOf(e, k, inter, float64(shared)*mlp(inter), dense, "intermediate_size", func(i int) bool { return i >= firstDense && i%max(freq, 1) == 0 })
 	case famLlama4:
 		e, k, inter := field("num_local_experts"), field("num_experts_per_tok"), field("intermediate_size")
 		dense := optional("intermediate_size_mlp", 0)
@@ -344,21 +339,8 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 			return Model{}, err
 		}
 		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate, m.SharedExperts = e, k, inter, 1
-		for i := range layers {
-			if (i+1)%max(step, 1) == 0 {
-				m.MoELayers++
-				base := attn + norms + h*float64(e) + mlp(inter) // router and the shared expert
-				total += base + float64(e)*mlp(inter)
-				active += base + float64(k)*mlp(inter)
-			} else {
-				if dense == 0 {
-					return Model{}, invalid(c.prefix+"intermediate_size_mlp", "missing: Llama 4's dense layers need it")
-				}
-				total += attn + norms + mlp(dense)
-				active += attn + norms + mlp(dense)
-			}
-		}
-		m.DenseLayers = layers - m.MoELayers
+		// Every MoE layer has one shared expert of the experts' width.
+		err = layersOf(e, k, inter, mlp(inter), dense, "intermediate_size_mlp", func(i int) bool { return (i+1)%max(step, 1) == 0 })
 		// Chunked local attention: the layers with RoPE attend within
 		// attention_chunk_size; every fourth (NoPE) layer is global.
 		if w, ok := c.num("attention_chunk_size"); ok && w > 0 {
