@@ -17,7 +17,7 @@ const MaxSmallBody = 64 << 10
 // bodyLimits is the largest body each route reads; a route not listed
 // reads at most MaxSmallBody.
 var bodyLimits = map[string]int64{
-	"/v1/plan":            MaxBodyBytes,
+	"/v1/plan":            MaxEstimateBody, // a job spec may carry a config.json of up to 1 MiB
 	"/v1/estimate":        MaxEstimateBody,
 	"/v1/profiles/import": profileimport.MaxInputBytes,
 	"/slack/command":      MaxSlashBody,

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pricewatch/pricewatch/httpapi"
 )
 
 // A request declaring a 1 GB body is answered 413 at once, before anything
@@ -69,7 +71,7 @@ func TestBody_ChunkedOverLimitIs413(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, req)
-	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "larger than 1048576 bytes") {
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), fmt.Sprintf("larger than %d bytes", httpapi.MaxEstimateBody)) {
 		t.Errorf("%d %s, want 413 naming the limit", rec.Code, rec.Body)
 	}
 	// Under the limit still works.

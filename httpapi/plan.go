@@ -123,7 +123,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
 	if len(r.URL.Query()) > 0 {
 		return pricewatch.Errorf(pricewatch.EInvalid, "POST /v1/plan takes a JSON job spec in the body, no query parameters")
 	}
-	spec, err := DecodeSpec(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	spec, err := DecodeSpec(http.MaxBytesReader(w, r.Body, MaxEstimateBody))
 	if err != nil {
 		return err
 	}
