@@ -372,7 +372,7 @@ func servingCaseFor(w Workload, c pricewatch.Card, k constants) (servingCase, Pr
 // runs on: its weights in the job's format, its KV cache, its sequences
 // and its engine.
 func servingMemoryCase(w Workload) servingCase {
-	dense, experts := w.Model.WeightBytes(w.WeightBytes)
+	dense, experts := w.weightBytes()
 	return servingCase{
 		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
 		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),

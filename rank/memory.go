@@ -110,7 +110,7 @@ func MemoryPerGPU(w Workload, gpus int) Memory {
 		opt = a * AdapterOptimizerBytes
 		act = activationBytes(w)
 	case MethodServe:
-		d, x := w.Model.WeightBytes(w.WeightBytes)
+		d, x := w.weightBytes()
 		weights = d + x
 		kv = w.Model.KVBytes(float64(w.ContextTokens()), ServingKVBytes(w)) * w.Model.KVReplication(gpus) * float64(max(w.Concurrency, 1))
 		m.ReserveGiB = engineFor(w.Engine).reserveGiB

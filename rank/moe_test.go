@@ -235,3 +235,20 @@ func TestFormats_AsEnginesRunThem(t *testing.T) {
 		})
 	}
 }
+
+// A GGUF k-quant of gpt-oss keeps its MXFP4 experts (llama.cpp's
+// converter), so gpt-oss-20b in Q4_K_M is (20.91 − 19.11)B × 0.6125 B +
+// 19.11B × 0.53125 B = 1.10 + 10.15 = 11.25 GB: it runs on a 12 GB RTX
+// 3060, as geerlingguy's published run did (throughput.csv), where 20.91B
+// × 4.9 bits (12.8 GB) would not fit.
+func TestMoE_GptOssGGUFKeepsMXFP4Experts(t *testing.T) {
+	w := presetServe(t, "gpt-oss-20b", PrecisionQ4KM)
+	w.Engine, w.MaxSequences = EngineLlamaCpp, 1
+	d, x := w.weightBytes()
+	if !near((d+x)/1e9, 11.25, 0.01) {
+		t.Errorf("weights %.2f GB, want 11.25 (worked above)", (d+x)/1e9)
+	}
+	if c := card(t, "RTX-3060"); !Fits(w, c, 1) {
+		t.Errorf("does not fit an RTX 3060: %s", NoFitReason(w, c, 1))
+	}
+}

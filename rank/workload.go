@@ -175,6 +175,21 @@ func (w Workload) weightOnlyQuantized() bool {
 	return w.computePrecision() == PrecisionBF16 && w.WeightBytes > 0 && w.WeightBytes < 2
 }
 
+// weightBytes is the workload's weights, the dense part and the routed
+// experts (Model.WeightBytes at the job's format). A GGUF k-quant of a
+// checkpoint whose experts are MXFP4 (gpt-oss) keeps them MXFP4, as
+// llama.cpp's converter does, and quantizes the rest: gpt-oss-20b's
+// Q4_K_M file is 11.6 GB, not 20.9B × 4.9 bits = 12.8 GB.
+func (w Workload) weightBytes() (dense, experts float64) {
+	m := w.Model
+	if m.ExpertsOnly && m.Quantization == PrecisionMXFP4 && (w.Precision == PrecisionQ4KM || w.Precision == PrecisionQ40) {
+		mx, _ := BytesPerWeight(PrecisionMXFP4)
+		x := m.ExpertParams()
+		return (m.Params() - x) * w.WeightBytes, x * mx
+	}
+	return m.WeightBytes(w.WeightBytes)
+}
+
 // DefaultMaxSequences is the serving engine's concurrency limit when a
 // workload names none (vLLM's default; THROUGHPUT.md 2.2).
 const DefaultMaxSequences = 256
