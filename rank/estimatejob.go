@@ -168,7 +168,7 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 	r := servingRate(c, s)
 	res.Memory = servingMemoryOut(r.mem)
 	if !r.fits {
-		res.Reason = noFitServing(w, c, s, lay)
+		res.Reason = servingNoFit(w, c, s, lay)
 		return res, nil
 	}
 	p, _, _ := estimateServing(w, c, gpus, lay, calibrated)
@@ -209,13 +209,4 @@ func trainingEstimate(w Workload, c pricewatch.Card, gpus int, res EstimateResul
 	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)
 	res.Note = p.Note
 	return res
-}
-
-// noFitServing says in GiB why the layout cannot hold the serving job.
-func noFitServing(w Workload, c pricewatch.Card, s servingCase, lay Layout) string {
-	_, _, m := servingKV(c, s, lay)
-	seqs := max(w.Concurrency, 1)
-	total := m.WeightsGiB + m.KVMinGiB + m.ReserveGiB
-	return fmt.Sprintf("needs %.1f GiB per GPU on %d × %s (%s): weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable of %.1f GiB",
-		total, lay.GPUs(), c.ID, lay, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, m.CapacityGiB)
 }

@@ -236,8 +236,13 @@ func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
 		return fmt.Sprintf("needs %.1f GiB per GPU on %s (weights %.1f + gradients %.1f + optimizer %.1f + activations %.1f); %s has %.1f GiB usable (80%% of %.1f GiB)",
 			m.TotalGiB, on, m.WeightsGiB, m.GradientsGiB, m.OptimizerGiB, m.ActivationsGiB, c.ID, UsableGiB(c), c.CapacityGiB())
 	}
-	s := servingFitCase(w, c)
-	lay := DefaultLayout(w.Model, c, gpus)
+	return servingNoFit(w, c, servingFitCase(w, c), DefaultLayout(w.Model, c, gpus))
+}
+
+// servingNoFit says in GiB why the layout's GPUs cannot hold the serving
+// job: weights + the KV cache of its sequences + the engine's reserve
+// against what the engine may use.
+func servingNoFit(w Workload, c pricewatch.Card, s servingCase, lay Layout) string {
 	_, _, m := servingKV(c, s, lay)
 	seqs := max(w.Concurrency, 1)
 	total := m.WeightsGiB + m.KVMinGiB + m.ReserveGiB
@@ -245,11 +250,12 @@ func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
 	if s.eng.memoryBasis == basisFree {
 		basis = fmt.Sprintf("%s keeps %g of what weights and reserve leave of %.1f GiB for the KV cache", s.eng.name, s.eng.memoryUtil, m.CapacityGiB)
 	}
-	if gpus > 1 {
+	on := gpus1(lay.GPUs())
+	if lay.GPUs() > 1 {
 		on += " (" + lay.String() + ")"
 	}
-	return fmt.Sprintf("needs %.1f GiB per GPU on %s: weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable (%s)",
-		total, on, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, basis)
+	return fmt.Sprintf("needs %.1f GiB per GPU on %s: weights %.1f + KV cache %.1f (%d sequence%s of %d tokens) + runtime reserve %.1f > %.1f GiB usable on %s (%s)",
+		total, on, m.WeightsGiB, m.KVMinGiB, seqs, plural(seqs), w.ContextTokens(), m.ReserveGiB, m.UsableGiB, c.ID, basis)
 }
 
 // servingFitCase is the serving setting memory is judged on: the card's

@@ -217,7 +217,7 @@ func TestFits_RequiredOutcomes(t *testing.T) {
 // 1.5: 15.2 GiB against 0.9 × 15 = 13.5 GiB usable.
 func TestNoFitReason_InGiB(t *testing.T) {
 	got := NoFitReason(workload(t, "serve-7b"), card(t, "T4"), 1)
-	want := "needs 15.2 GiB per GPU on 1 GPU: weights 13.0 + KV cache 0.6 (1 sequence of 1280 tokens) + runtime reserve 1.5 > 13.5 GiB usable (0.9 of 15.0 GiB)"
+	want := "needs 15.2 GiB per GPU on 1 GPU: weights 13.0 + KV cache 0.6 (1 sequence of 1280 tokens) + runtime reserve 1.5 > 13.5 GiB usable on T4 (0.9 of 15.0 GiB)"
 	if got != want {
 		t.Errorf("NoFitReason =\n %s\nwant\n %s", got, want)
 	}
