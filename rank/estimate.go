@@ -317,21 +317,28 @@ func TrainingScaling(w Workload, c pricewatch.Card, g int) float64 {
 // estimateServing is the serving estimate on gpus GPUs: on layout l, or
 // with a zero l on the best layout of that many GPUs.
 func estimateServing(w Workload, c pricewatch.Card, gpus int, l Layout, k constants) (Profile, Layout, bool) {
+	p, l, _, ok := servingEstimate(w, c, gpus, l, k)
+	return p, l, ok
+}
+
+// servingEstimate is estimateServing with the result it priced (its memory
+// says why a job that does not fit does not).
+func servingEstimate(w Workload, c pricewatch.Card, gpus int, l Layout, k constants) (Profile, Layout, servingResult, bool) {
 	p := Profile{Card: c.ID, Workload: w.Name, Origin: OriginEstimated, GPUs: max(gpus, 1)}
 	s, prec, ok := servingCaseFor(w, c, k)
 	if !ok {
-		return p, l, false
+		return p, l, servingResult{}, false
 	}
 	if l == (Layout{}) {
 		l = DefaultLayout(w.Model, c, p.GPUs)
 	}
 	if why := l.validFor(w.Model, c); why != "" {
-		return p, l, false
+		return p, l, servingResult{}, false
 	}
 	s.layout = l
 	r := servingRate(c, s)
 	if !r.fits || r.tps <= 0 {
-		return p, l, false
+		return p, l, r, false
 	}
 	p.TokensPerSecond = r.tps
 	p.Note = servingNote(s.eng, prec, c, l, r, w)
@@ -345,7 +352,7 @@ func estimateServing(w Workload, c pricewatch.Card, gpus int, l Layout, k consta
 			p.Note += fmt.Sprintf("; capped by %g requests/s × %d output tokens", w.RequestRate, w.OutputTokens)
 		}
 	}
-	return p, l, true
+	return p, l, r, true
 }
 
 // servingCaseFor is the serving setting of a workload on a card.
@@ -494,7 +501,7 @@ var engines = sync.OnceValue(func() map[string]engine {
 	m := map[string]engine{}
 	for _, r := range readTable(enginesCSV) {
 		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" {
-			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q", r[0], r[5], r[6]))
+			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q", r[0], r[5], r[6], r[8]))
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],

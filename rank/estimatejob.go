@@ -153,25 +153,24 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 		lay = l
 	}
 	res.Layout = &lay
-	s, prec, ok := servingCaseFor(w, c, calibrated)
+	prec, precOK := PrecisionOn(w, c)
 	res.PrecisionUsed, res.WeightOnly = prec.Name, prec.WeightOnly
-	if !ok {
+	p, _, r, ok := servingEstimate(w, c, gpus, lay, calibrated)
+	switch {
+	case !precOK:
 		res.Reason = prec.Why
-		if res.Reason == "" {
-			res.Reason = fmt.Sprintf("no estimate for %s (estimator class %q)", c.ID, c.EstimatorClass)
-		}
 		_, _, m := servingKV(c, servingMemoryCase(w), lay)
 		res.Memory = servingMemoryOut(m)
 		return res, nil
-	}
-	s.layout = lay
-	r := servingRate(c, s)
-	res.Memory = servingMemoryOut(r.mem)
-	if !r.fits {
-		res.Reason = servingNoFit(w, c, s, lay)
+	case !ok:
+		res.Memory = servingMemoryOut(r.mem)
+		res.Reason = servingNoFit(w, c, servingFitCase(w, c), lay)
+		if r.mem.CapacityGiB == 0 { // priced nothing: no estimate for the card's class
+			res.Reason = fmt.Sprintf("no estimate for %s (estimator class %q)", c.ID, c.EstimatorClass)
+		}
 		return res, nil
 	}
-	p, _, _ := estimateServing(w, c, gpus, lay, calibrated)
+	res.Memory = servingMemoryOut(r.mem)
 	res.Fits = true
 	res.TokensPerSecondPerGPU = p.TokensPerSecond
 	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)

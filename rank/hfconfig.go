@@ -268,11 +268,10 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 		total = float64(layers) * (attn + mlp(inter) + norms)
 		if fam == famGemma {
 			err = c.gemmaSliding(&m)
-		} else if c.boolean("use_sliding_window", true) {
-			if w, _ := c.num("sliding_window"); w > 0 && c.m["use_sliding_window"] == nil && c.m["max_window_layers"] == nil {
-				// Mistral: every layer attends within the window.
-				m.SlidingWindow, m.SlidingLayers = int(w), layers
-			}
+		} else if w, _ := c.num("sliding_window"); w > 0 && c.boolean("use_sliding_window", true) {
+			// Mistral 7B v0.1 (Qwen2/3 say use_sliding_window false):
+			// every layer attends within the window.
+			m.SlidingWindow, m.SlidingLayers = int(w), layers
 		}
 	case famMixtral, famGptOss:
 		e := field("num_local_experts")

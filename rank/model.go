@@ -222,12 +222,6 @@ func (m Model) KVReplication(tp int) float64 {
 	return math.Max(float64(tp)/float64(kvh), 1)
 }
 
-// AttentionFLOPs is the attention-core FLOPs (QKᵀ and AV, 2 × 2 × heads ×
-// head dim per attended token and layer) of one token at context ctx.
-func (m Model) AttentionFLOPs(ctx float64) float64 {
-	return 4 * float64(m.Heads) * float64(m.headDim()) * m.attendedTokens(ctx)
-}
-
 func (m Model) kvHeads() int {
 	if m.KVHeads > 0 {
 		return m.KVHeads

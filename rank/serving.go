@@ -156,8 +156,8 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		// One expert's slice on one GPU: whole experts under expert
 		// parallelism, a TP-th of one otherwise.
 		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
-		if s.layout.norm().EP <= 1 {
-			slice /= float64(s.layout.norm().TP)
+		if lay.EP <= 1 {
+			slice /= float64(lay.TP)
 		}
 		moeEff = slice / (slice + half)
 	}
