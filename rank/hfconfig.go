@@ -219,6 +219,11 @@ func (c hfConfig) model(fam hfFamily) (Model, error) {
 	if err != nil {
 		return Model{}, err
 	}
+	if layers > 1000 || hidden > 1<<17 || heads > 1024 {
+		// The bounds of a shape given field by field: a request's work
+		// stays bounded (the layers are counted one by one).
+		return Model{}, invalid(c.prefix+"num_hidden_layers", "out of range: at most 1000 layers, hidden_size 131072, 1024 heads")
+	}
 	kvh := optional("num_key_value_heads", heads)
 	hd := optional("head_dim", hidden/heads)
 	if err != nil {

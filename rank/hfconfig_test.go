@@ -101,6 +101,7 @@ func TestModelFromConfig_Refusals(t *testing.T) {
 		{"missing hidden", `{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`, "model.config.hidden_size"},
 		{"missing experts", `{"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32, "vocab_size": 151936, "num_experts_per_tok": 8, "moe_intermediate_size": 768}`, "model.config.num_experts"},
 		{"negative layers", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": -1, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`, "model.config.num_hidden_layers"},
+		{"a million layers", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 1000000, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}`, "model.config.num_hidden_layers"},
 		{"unknown quantization", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, "quantization_config": {"quant_method": "exl2"}}`, "model.config.quantization_config.quant_method"},
 		{"MLA without its rank", `{"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128, "vocab_size": 129280, "n_routed_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "intermediate_size": 18432}`, "model.config.kv_lora_rank"},
 	} {
