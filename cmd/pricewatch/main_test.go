@@ -75,6 +75,22 @@ func (f *fakeSlack) count() int {
 	return len(f.texts)
 }
 
+// bestPosts are the posts about a watch's best choice: a source's health
+// posts ("Source x is failing", "... recovered") are right when a loaded
+// CI machine makes a fixture fetch time out three runs in a row, and are
+// tested on their own (alerts, pipeline).
+func (f *fakeSlack) bestPosts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, t := range f.texts {
+		if !strings.HasPrefix(t, "Source ") && !strings.HasPrefix(t, "Data quality") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func copyFixtures(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -88,7 +104,9 @@ func writeConfig(t *testing.T, db, slackURL, schedule string) string {
 	t.Helper()
 	var src strings.Builder
 	for _, name := range scrapers.Names() {
-		fmt.Fprintf(&src, "  %s:\n    schedule: %q\n    timeout: 2s\n", name, schedule)
+		// Loopback fixtures answer at once; 10 s only rides out a CI
+		// machine running every package's tests under -race.
+		fmt.Fprintf(&src, "  %s:\n    schedule: %q\n    timeout: 10s\n", name, schedule)
 	}
 	cfg := fmt.Sprintf(`db: %s
 log_level: warn
@@ -226,8 +244,8 @@ func TestServe_EndToEnd(t *testing.T) {
 	if best.Cards[0].Card == "L40S" {
 		t.Fatalf("precondition: L40S must not be the best yet")
 	}
-	if slack.count() != 0 {
-		t.Fatalf("the baseline posted %d messages", slack.count())
+	if n := len(slack.bestPosts()); n != 0 {
+		t.Fatalf("the baseline posted %d messages: %q", n, slack.bestPosts())
 	}
 
 	file := filepath.Join(dir, "runpod", "graphql.json")
@@ -243,14 +261,15 @@ func TestServe_EndToEnd(t *testing.T) {
 	if err := os.WriteFile(file, bytes.Replace(b, []byte(`"communityPrice": 0.79,`), []byte(`"communityPrice": 0.30,`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "the alert", func() bool { return slack.count() > 0 })
+	waitFor(t, 15*time.Second, "the alert", func() bool { return len(slack.bestPosts()) > 0 })
 	edited := time.Now()
 	waitFor(t, 15*time.Second, "two more runs", func() bool { return d.runsSince(t, edited.Add(time.Second)) })
-	if n := slack.count(); n != 1 {
-		t.Fatalf("posts = %d, want exactly 1: %q", n, slack.texts)
+	posts := slack.bestPosts()
+	if len(posts) != 1 {
+		t.Fatalf("posts = %d, want exactly 1: %q", len(posts), posts)
 	}
-	if !strings.Contains(slack.texts[0], "L40S") {
-		t.Errorf("alert text %q does not name the new best", slack.texts[0])
+	if !strings.Contains(posts[0], "L40S") {
+		t.Errorf("alert text %q does not name the new best", posts[0])
 	}
 	getJSON(t, d.base+"/v1/best?workload=lora-7b&mode=ondemand", &best)
 	if best.Cards[0].Card != "L40S" || best.Cards[0].Source != "runpod" {
@@ -262,8 +281,8 @@ func TestServe_EndToEnd(t *testing.T) {
 	d = startServe(t, "--config", cfg, "--fixtures", dir)
 	restarted := time.Now()
 	waitFor(t, 15*time.Second, "runs after the restart", func() bool { return d.runsSince(t, restarted.Add(time.Second)) })
-	if n := slack.count(); n != 1 {
-		t.Errorf("after restart posts = %d, want still 1", n)
+	if posts := slack.bestPosts(); len(posts) != 1 {
+		t.Errorf("after restart posts = %d, want still 1: %q", len(posts), posts)
 	}
 	d.stop(t)
 }
