@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -51,6 +52,8 @@ func init() {
 		"when":      func(t *time.Time) string { return whenText(t) },
 		"unit":      unitText,
 		"billed":    billedText,
+		"months":    monthsText,
+		"service":   serviceText,
 		"lower":     strings.ToLower,
 		"place":     place,
 		"pct":       func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
@@ -175,46 +178,6 @@ func (s *Server) dashboardRoutes() {
 		w.Write(b)
 		return nil
 	})
-}
-
-// pageLink is a link to path with the page's query q changed by the
-// key/value pairs kv (an empty value removes the key); q's empty values
-// (a form's unset inputs) are left out.
-func pageLink(path string, q url.Values, kv ...string) string {
-	l := url.Values{}
-	for k, v := range q {
-		if len(v) > 0 && v[0] != "" {
-			l[k] = v
-		}
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			l.Del(kv[i])
-		} else {
-			l.Set(kv[i], kv[i+1])
-		}
-	}
-	return path + "?" + l.Encode()
-}
-
-// option is one choice of a selector.
-type option struct {
-	Value, Label string
-	Selected     bool
-}
-
-func options(cur string, pairs ...string) []option {
-	var out []option
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, option{Value: pairs[i], Label: pairs[i+1], Selected: pairs[i] == cur})
-	}
-	return out
-}
-
-// sortColumn is a sortable column header.
-type sortColumn struct {
-	Key, Label, Link, Arrow string
-	Numeric                 bool
 }
 
 // chartView is the history of one card.
@@ -531,98 +494,6 @@ func (s *Server) chart(ctx context.Context, snap *rank.Snapshot, bq BestQuery, c
 	return cv, nil
 }
 
-// unitText says how an entry is rented: "fixed 8 GPUs" or "per GPU: 2 of 1–8".
-func unitText(u pricewatch.RentUnit, gpus, used int, counts []int) string {
-	var s string
-	switch u {
-	case pricewatch.RentFixed:
-		s = fmt.Sprintf("fixed unit of %d GPU%s", gpus, plural(gpus))
-	case pricewatch.RentPerGPU:
-		s = fmt.Sprintf("per GPU: %d rented", gpus)
-		if len(counts) > 0 {
-			lo, hi := counts[0], counts[len(counts)-1]
-			if lo == hi {
-				s += fmt.Sprintf(" (%d allowed)", lo)
-			} else {
-				s += fmt.Sprintf(" (%d–%d allowed)", lo, hi)
-			}
-		}
-	default:
-		s = fmt.Sprintf("%d GPU%s", gpus, plural(gpus))
-	}
-	if used > 0 && used < gpus {
-		s += fmt.Sprintf(", %d used", used)
-	}
-	return s
-}
-
-// modeChoices are the billing selector's value/label pairs: the default
-// (on-demand and spot), then every mode alone.
-func modeChoices() []string {
-	pairs := []string{"", "on-demand and spot"}
-	for _, m := range pricewatch.Modes() {
-		pairs = append(pairs, string(m), string(m))
-	}
-	return pairs
-}
-
-// billedText says what a plan option pays for: "0.69 h", or for a
-// commitment "1 × 730 h, pays above 77% use" (or "never beats on-demand").
-func billedText(o rank.Option) string {
-	s := o.Periods()
-	if s == "" {
-		return strconv.FormatFloat(o.BilledHours, 'g', 3, 64) + " h"
-	}
-	switch {
-	case o.BreakEvenUtilization != nil:
-		s += fmt.Sprintf(", pays above %.0f%% use", *o.BreakEvenUtilization*100)
-	case o.BreakEven == "never":
-		s += ", never beats on-demand"
-	}
-	return s
-}
-
-// pairs makes value/label pairs of values that are their own labels.
-func pairs(vs []string) []string {
-	out := make([]string, 0, 2*len(vs))
-	for _, v := range vs {
-		out = append(out, v, v)
-	}
-	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func ago(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	d := now().Sub(t)
-	switch {
-	case d < 0:
-		return "in " + (-d).Round(time.Second).String()
-	case d < time.Minute:
-		return fmt.Sprintf("%.0fs ago", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%.0fm ago", d.Minutes())
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%.1fh ago", d.Hours())
-	}
-	return fmt.Sprintf("%.0fd ago", d.Hours()/24)
-}
-
-func whenText(t *time.Time) string {
-	if t == nil || t.IsZero() {
-		return "never"
-	}
-	return ago(*t)
-}
-
 type sourcesPage struct {
 	page
 	Sources []pipeline.SourceStatus
@@ -671,104 +542,241 @@ func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error 
 	return render(w, "sources", http.StatusOK, st)
 }
 
+// planPage is the plan form and, once submitted, the plan.
 type planPage struct {
 	page
-	Workload, Tokens, Mode, Currency, MaxGPUs, Card, Limit, Model, Method string
-	Workloads, Modes, Currencies, GPUs, Models, Methods                   []option
-	// Load and Hidden are the form's number inputs: the serving load and
-	// the costs besides GPU time.
-	Load, Hidden []planNumber
-	Result       *rank.PlanResult
-	Shown        []rank.Option
+	Card, Tokens                                                    string
+	Workloads, Currencies, GPUs, Models, Methods, Precisions, Modes []option
+	// Sets are the form's fieldsets of inputs named as the job spec's
+	// fields; Modes are its checkboxes (Selected: checked).
+	Sets   []planSet
+	Result *rank.PlanResult
+	Shown  []rank.Option
+	// Serving (a serving job without tokens) is each option's fleet for
+	// the load, billed for the job's months; TotalHead names the period.
+	Serving   []servingRow
+	TotalHead string
 }
 
-// planNumber is a number input of the plan form, named as the job spec's
-// field.
-type planNumber struct {
-	Name, Label, Title, Value string
-	set                       func(*rank.JobSpec, float64)
+// planKind is how a plan form parameter becomes a job spec value.
+type planKind int
+
+const (
+	kindText    planKind = iota
+	kindNumber           // a finite number
+	kindInteger          // an integer
+	kindWhen             // the deadline: hours (a number) or a date
+)
+
+// planField is a parameter of the plan form, named as the job spec's field
+// (Path is where it goes in the spec's JSON, "model.params_b") so that a
+// plan is a shareable link that reads as the spec. A field with a Set is
+// an input of that fieldset; the others are the form's selectors.
+type planField struct {
+	Name, Path, Set, Label, Title string
+	Kind                          planKind
+	// Value is the field's value as given (the form shows it).
+	Value string
 }
 
-func hiddenOf(s *rank.JobSpec) *rank.HiddenSpec {
-	if s.Hidden == nil {
-		s.Hidden = &rank.HiddenSpec{}
+// Type, Step and DataKind are the field's input attributes; app.js reads
+// data-path and data-kind to post the same spec to POST /v1/plan.
+func (f planField) Type() string {
+	if f.Kind == kindNumber || f.Kind == kindInteger {
+		return "number"
 	}
-	return s.Hidden
+	return "text"
 }
 
-// loadNumbers and hiddenNumbers are the form's number inputs in the order
-// shown: a serving load, then the costs besides GPU time.
-var loadNumbers = []planNumber{
-	{Name: "peak_tokens_per_second", Label: "Peak tokens/s", Title: "Serving: output tokens per second at the peak", set: func(s *rank.JobSpec, v float64) { s.PeakTokensPerSecond = v }},
-	{Name: "base_tokens_per_second", Label: "Base tokens/s", Title: "Serving: the load outside the peak (committed GPUs carry it)", set: func(s *rank.JobSpec, v float64) { s.BaseTokensPerSecond = v }},
-	{Name: "peak_hours_per_day", Label: "Peak h/day", Title: "Serving: hours a day at the peak (0..24)", set: func(s *rank.JobSpec, v float64) { s.PeakHoursPerDay = v }},
-	{Name: "hours_per_month", Label: "Hours/month", Title: "Serving: hours a month the service runs", set: func(s *rank.JobSpec, v float64) { s.HoursPerMonth = v }},
+func (f planField) Step() string {
+	if f.Kind == kindInteger {
+		return "1"
+	}
+	return "any"
 }
 
-var hiddenNumbers = []planNumber{
-	{Name: "startup_minutes", Label: "Start-up min", Title: "Billed minutes before work starts (default 15)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StartupMinutes = &v }},
-	{Name: "storage_gb", Label: "Storage GB", Title: "Disk kept for the job", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StorageGB = &v }},
-	{Name: "storage_days", Label: "Storage days", Title: "Days the disk is kept", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StorageDays = &v }},
-	{Name: "egress_gb", Label: "Egress GB", Title: "Data moved out (checkpoints, results)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).EgressGB = &v }},
-	{Name: "checkpoint_minutes", Label: "Checkpoint min", Title: "Minutes between checkpoints on spot (default 30)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).CheckpointMinutes = &v }},
-	{Name: "restart_minutes", Label: "Restart min", Title: "Minutes lost per spot reclaim (default 10)", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).RestartMinutes = &v }},
-	{Name: "storage_price_gb_month", Label: "Storage price/GB-month", Title: "In the job's currency; default per provider", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).StoragePricePerGBMonth = &v }},
-	{Name: "egress_price_gb", Label: "Egress price/GB", Title: "In the job's currency; default per provider", set: func(s *rank.JobSpec, v float64) { hiddenOf(s).EgressPricePerGB = &v }},
+func (f planField) DataKind() string {
+	return [...]string{kindText: "text", kindNumber: "number", kindInteger: "integer", kindWhen: "when"}[f.Kind]
 }
 
-var planNumbers = slices.Concat(loadNumbers, hiddenNumbers)
+// planSet is a fieldset of the plan form.
+type planSet struct {
+	ID, Legend string
+	Fields     []planField
+}
 
+var planSets = []planSet{
+	{ID: "plan-length", Legend: "Length and deadline"},
+	{ID: "plan-shape", Legend: "Model by its shape (instead of a preset)"},
+	{ID: "plan-load", Legend: "Serving load"},
+	{ID: "plan-slo", Legend: "Service level (serving)"},
+	{ID: "plan-hidden", Legend: "Hidden costs (empty: the provider's default)"},
+}
+
+// planFieldsDeclared are the plan form's parameters; planFields are those
+// the job spec takes (a field still being added to it shows once it is).
+var planFieldsDeclared = []planField{
+	{Name: "workload", Path: "workload"},
+	{Name: "tokens", Path: "tokens", Kind: kindNumber},
+	{Name: "currency", Path: "currency"},
+	{Name: "max_gpus", Path: "max_gpus", Kind: kindInteger},
+	{Name: "card", Path: "card"},
+	{Name: "limit", Path: "limit", Kind: kindInteger},
+	{Name: "model", Path: "model.preset"},
+	{Name: "method", Path: "method"},
+	{Name: "precision", Path: "precision"},
+
+	{Name: "seq_len", Path: "seq_len", Kind: kindInteger, Set: "plan-length", Label: "Sequence length", Title: "Training: tokens per sample (default 2048)"},
+	{Name: "context", Path: "context", Kind: kindInteger, Set: "plan-length", Label: "Context", Title: "Serving: prompt and output tokens per request (default 1024 + 256)"},
+	{Name: "output_tokens", Path: "output_tokens", Kind: kindInteger, Set: "plan-length", Label: "Output tokens", Title: "Serving: generated tokens per request (default a fifth of the context)"},
+	{Name: "deadline", Path: "deadline", Kind: kindWhen, Set: "plan-length", Label: "Deadline", Title: "Training: hours from now (48) or a date (2027-03-01); only options done in time"},
+
+	{Name: "params_b", Path: "model.params_b", Kind: kindNumber, Set: "plan-shape", Label: "Params (B)", Title: "Total parameters, billions"},
+	{Name: "layers", Path: "model.layers", Kind: kindInteger, Set: "plan-shape", Label: "Layers", Title: "Transformer layers"},
+	{Name: "hidden", Path: "model.hidden", Kind: kindInteger, Set: "plan-shape", Label: "Hidden size", Title: "The model's width (hidden_size)"},
+	{Name: "heads", Path: "model.heads", Kind: kindInteger, Set: "plan-shape", Label: "Heads", Title: "Attention heads"},
+	{Name: "kv_heads", Path: "model.kv_heads", Kind: kindInteger, Set: "plan-shape", Label: "KV heads", Title: "Key/value heads (grouped-query attention)"},
+	{Name: "active_params_b", Path: "model.active_params_b", Kind: kindNumber, Set: "plan-shape", Label: "Active params (B)", Title: "Mixture-of-experts: parameters a token runs through, billions"},
+	{Name: "experts", Path: "model.experts", Kind: kindInteger, Set: "plan-shape", Label: "Experts", Title: "Mixture-of-experts: experts per layer"},
+	{Name: "experts_per_token", Path: "model.experts_per_token", Kind: kindInteger, Set: "plan-shape", Label: "Experts/token", Title: "Mixture-of-experts: experts each token runs through"},
+
+	{Name: "peak_tokens_per_second", Path: "peak_tokens_per_second", Kind: kindNumber, Set: "plan-load", Label: "Peak tokens/s", Title: "Serving: output tokens per second at the peak"},
+	{Name: "base_tokens_per_second", Path: "base_tokens_per_second", Kind: kindNumber, Set: "plan-load", Label: "Base tokens/s", Title: "Serving: the load outside the peak (committed GPUs carry it)"},
+	{Name: "peak_hours_per_day", Path: "peak_hours_per_day", Kind: kindNumber, Set: "plan-load", Label: "Peak h/day", Title: "Serving: hours a day at the peak (0..24)"},
+	{Name: "hours_per_month", Path: "hours_per_month", Kind: kindNumber, Set: "plan-load", Label: "Hours/month", Title: "Serving: hours a month the service runs (default 730)"},
+	{Name: "months", Path: "months", Kind: kindNumber, Set: "plan-load", Label: "Months", Title: "Serving: the period the plan bills (default 1)"},
+
+	{Name: "ttft_ms", Path: "slo.ttft_ms", Kind: kindNumber, Set: "plan-slo", Label: "TTFT ms", Title: "Serving: time to first token, milliseconds"},
+	{Name: "tpot_ms", Path: "slo.tpot_ms", Kind: kindNumber, Set: "plan-slo", Label: "TPOT ms", Title: "Serving: time per output token, milliseconds"},
+	{Name: "percentile", Path: "slo.percentile", Kind: kindNumber, Set: "plan-slo", Label: "Percentile", Title: "Serving: the percentile the latencies hold at"},
+	{Name: "user_tokens_per_second", Path: "slo.user_tokens_per_second", Kind: kindNumber, Set: "plan-slo", Label: "User tokens/s", Title: "Serving: output tokens per second each user sees"},
+	{Name: "cached_prompt_share", Path: "cached_prompt_share", Kind: kindNumber, Set: "plan-slo", Label: "Cached prompt share", Title: "Serving: share of prompt tokens served from the prefix cache (0..1)"},
+
+	{Name: "startup_minutes", Path: "hidden.startup_minutes", Kind: kindNumber, Set: "plan-hidden", Label: "Start-up min", Title: "Billed minutes before work starts (default 15)"},
+	{Name: "storage_gb", Path: "hidden.storage_gb", Kind: kindNumber, Set: "plan-hidden", Label: "Storage GB", Title: "Disk kept for the job"},
+	{Name: "storage_days", Path: "hidden.storage_days", Kind: kindNumber, Set: "plan-hidden", Label: "Storage days", Title: "Days the disk is kept"},
+	{Name: "egress_gb", Path: "hidden.egress_gb", Kind: kindNumber, Set: "plan-hidden", Label: "Egress GB", Title: "Data moved out (checkpoints, results)"},
+	{Name: "checkpoint_minutes", Path: "hidden.checkpoint_minutes", Kind: kindNumber, Set: "plan-hidden", Label: "Checkpoint min", Title: "Minutes between checkpoints on spot (default 30)"},
+	{Name: "restart_minutes", Path: "hidden.restart_minutes", Kind: kindNumber, Set: "plan-hidden", Label: "Restart min", Title: "Minutes lost per spot reclaim (default 10)"},
+	{Name: "storage_price_gb_month", Path: "hidden.storage_price_gb_month", Kind: kindNumber, Set: "plan-hidden", Label: "Storage price/GB-month", Title: "In the job's currency; default per provider"},
+	{Name: "egress_price_gb", Path: "hidden.egress_price_gb", Kind: kindNumber, Set: "plan-hidden", Label: "Egress price/GB", Title: "In the job's currency; default per provider"},
+}
+
+var planFields = slices.DeleteFunc(slices.Clone(planFieldsDeclared), func(f planField) bool { return !specTakes(f) })
+
+// specTakes reports whether the job spec has the field: a value at its
+// path decodes as POST /v1/plan decodes a body.
+func specTakes(f planField) bool {
+	var v any = 1
+	if f.Kind == kindText {
+		v = ""
+	}
+	doc := map[string]any{}
+	putPath(doc, f.Path, v)
+	b, _ := json.Marshal(doc)
+	var spec rank.JobSpec
+	return decodeStrict(bytes.NewReader(b), &spec, "a job spec") == nil
+}
+
+// putPath sets doc's value at a dotted path, making the objects on the way.
+func putPath(doc map[string]any, path string, v any) {
+	head, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		doc[head] = v
+		return
+	}
+	sub, _ := doc[head].(map[string]any)
+	if sub == nil {
+		sub = map[string]any{}
+		doc[head] = sub
+	}
+	putPath(sub, rest, v)
+}
+
+// planParams are the plan page's parameters: the fields, modes (a
+// checkbox each, so given once per mode) and mode, the other pages'
+// comma-separated modes, which the navigation carries.
 var planParams = func() []string {
-	ps := []string{"workload", "tokens", "mode", "currency", "max_gpus", "card", "limit", "model", "method"}
-	for _, n := range planNumbers {
-		ps = append(ps, n.Name)
+	ps := []string{"modes", "mode"}
+	for _, f := range planFields {
+		ps = append(ps, f.Name)
 	}
 	return ps
 }()
 
+// checkPlanParams is checkParams for the plan page: modes may repeat.
+func checkPlanParams(q url.Values) error {
+	once := maps.Clone(q)
+	delete(once, "modes")
+	return checkParams(once, planParams...)
+}
+
+// queryModes are the modes a plan query names: modes (each checkbox, or a
+// comma-separated list) and mode.
+func queryModes(q url.Values) []string {
+	var out []string
+	for _, v := range slices.Concat(q["modes"], q["mode"]) {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
 // PlanSpecFromQuery builds a job spec from the dashboard's plan form (a
-// query string, so a plan is a shareable link); the spec then goes
-// through the same checks as POST /v1/plan.
+// query string, so a plan is a shareable link): each parameter is the
+// spec's field of the same name, decoded as POST /v1/plan decodes a body,
+// and the spec then goes through the same checks.
 func PlanSpecFromQuery(q url.Values) (rank.JobSpec, error) {
-	if err := checkParams(q, planParams...); err != nil {
+	if err := checkPlanParams(q); err != nil {
 		return rank.JobSpec{}, err
 	}
-	spec := rank.JobSpec{Workload: q.Get("workload"), Currency: strings.ToUpper(q.Get("currency")), Card: q.Get("card"), Limit: 20, Method: q.Get("method")}
-	if m := q.Get("model"); m != "" {
-		spec.Model = &rank.ModelSpec{Preset: m}
-	}
-	if v := q.Get("tokens"); v != "" {
-		t, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "tokens: a number such as 15000000 or 1.5e7, got %q", v)
+	doc := map[string]any{}
+	for _, f := range planFields {
+		v := strings.TrimSpace(q.Get(f.Name))
+		if v == "" {
+			continue
 		}
-		spec.Tokens = t
-	}
-	for _, n := range planNumbers {
-		if v := strings.TrimSpace(q.Get(n.Name)); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return spec, pricewatch.Errorf(pricewatch.EInvalid, "%s: a number, got %q", n.Name, v)
+		var val any = v
+		n, err := strconv.ParseFloat(v, 64)
+		number := err == nil && !math.IsNaN(n) && !math.IsInf(n, 0)
+		switch f.Kind {
+		case kindInteger:
+			i, err := strconv.Atoi(v)
+			if err != nil {
+				return rank.JobSpec{}, pricewatch.Errorf(pricewatch.EInvalid, "%s: an integer, got %q", f.Name, v)
 			}
-			n.set(&spec, f)
+			val = i
+		case kindNumber:
+			if !number {
+				return rank.JobSpec{}, pricewatch.Errorf(pricewatch.EInvalid, "%s: a number, got %q", f.Name, v)
+			}
+			val = n
+		case kindWhen:
+			if number {
+				val = n
+			}
 		}
+		putPath(doc, f.Path, val)
 	}
-	if v := q.Get("mode"); v != "" {
-		spec.Modes = strings.Split(v, ",")
+	if ms := queryModes(q); len(ms) > 0 {
+		doc["modes"] = ms
 	}
-	if v := q.Get("max_gpus"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "max_gpus: an integer, got %q", v)
-		}
-		spec.MaxGPUs = n
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return rank.JobSpec{}, err
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 200 {
-			return spec, pricewatch.Errorf(pricewatch.EInvalid, "limit: an integer within 1..200, got %q", v)
-		}
-		spec.Limit = n
+	var spec rank.JobSpec
+	if err := decodeStrict(bytes.NewReader(b), &spec, "a job spec"); err != nil {
+		return spec, err
+	}
+	switch {
+	case spec.Limit == 0:
+		spec.Limit = 20
+	case spec.Limit < 1 || spec.Limit > 200:
+		return spec, pricewatch.Errorf(pricewatch.EInvalid, "limit: an integer within 1..200, got %d", spec.Limit)
 	}
 	return spec, nil
 }
@@ -780,53 +788,74 @@ func (s *Server) dashboardPlan(w http.ResponseWriter, r *http.Request) error {
 		return renderError(w, "plan", q, err)
 	}
 	snap := v.Snapshot
-	if err := checkParams(q, planParams...); err != nil {
+	if err := checkPlanParams(q); err != nil {
 		return renderError(w, "plan", q, err)
 	}
 	st := planPage{page: page{Title: "Price a job", Nav: "plan", GeneratedAt: snap.GeneratedAt, Query: q, Data: s.dataNote()},
-		Workload: q.Get("workload"), Tokens: q.Get("tokens"), Mode: q.Get("mode"), Currency: strings.ToUpper(q.Get("currency")),
-		MaxGPUs: q.Get("max_gpus"), Card: q.Get("card"), Limit: q.Get("limit"), Model: q.Get("model"), Method: q.Get("method")}
-	submitted := st.Workload != ""
-	for _, n := range loadNumbers {
-		n.Value = q.Get(n.Name)
-		st.Load = append(st.Load, n)
-	}
-	for _, n := range hiddenNumbers {
-		n.Value = q.Get(n.Name)
-		st.Hidden = append(st.Hidden, n)
-	}
-	presets := slices.Sorted(maps.Keys(rank.Presets()))
-	st.Models = options(st.Model, append([]string{"", "the workload's"}, pairs(presets)...)...)
-	st.Methods = options(st.Method, "", "the workload's", "full", "full fine-tune", "lora", "LoRA", "qlora", "QLoRA", "serve", "serve (inference)")
+		Card: q.Get("card"), Tokens: q.Get("tokens")}
+	// The form always sends a workload (empty: none, the model below); a
+	// link may name only a model.
+	_, submitted := q["workload"]
+	submitted = submitted || q.Get("model") != "" || q.Get("params_b") != ""
+	workload, modes := q.Get("workload"), queryModes(q)
 	if !submitted {
-		st.Workload, st.Tokens = "lora-7b", "15000000"
+		workload, st.Tokens = "lora-7b", "15000000"
 	}
-	if st.Currency == "" {
-		st.Currency = snap.Base
+	if len(modes) == 0 {
+		for _, m := range pricewatch.DefaultModes() {
+			modes = append(modes, string(m))
+		}
 	}
+	for _, set := range planSets {
+		for _, f := range planFields {
+			if f.Set == set.ID {
+				f.Value = q.Get(f.Name)
+				set.Fields = append(set.Fields, f)
+			}
+		}
+		if len(set.Fields) > 0 {
+			st.Sets = append(st.Sets, set)
+		}
+	}
+	st.Workloads = options(workload, "", "none: the model below")
 	for _, n := range snap.WorkloadNames() {
-		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == st.Workload})
+		st.Workloads = append(st.Workloads, option{Value: n, Label: n, Selected: n == workload})
 	}
-	st.Modes = options(st.Mode, append(modeChoices(), "ondemand,spot,monthly", "on-demand, spot, monthly")...)
-	st.Currencies = options(st.Currency, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
-	st.GPUs = options(st.MaxGPUs, "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
-	if submitted {
-		spec, err := PlanSpecFromQuery(q)
-		if err == nil {
-			st.Result, err = Plan(snap, spec, s.backend.Config().Owned)
+	st.Models = options(q.Get("model"), append([]string{"", "the workload's"}, pairs(rank.PresetNames())...)...)
+	st.Methods = options(q.Get("method"), "", "the workload's", "full", "full fine-tune", "lora", "LoRA", "qlora", "QLoRA", "serve", "serve (inference)")
+	st.Precisions = options(strings.ToLower(q.Get("precision")), append([]string{"", "the workload's"}, pairs([]string{
+		rank.PrecisionBF16, rank.PrecisionFP16, rank.PrecisionFP8, rank.PrecisionFP4, rank.PrecisionMXFP4, rank.PrecisionInt8,
+		rank.PrecisionNF4, rank.PrecisionInt4, rank.PrecisionAWQ, rank.PrecisionGPTQ, rank.PrecisionQ4KM, rank.PrecisionQ40})...)...)
+	for _, m := range append(pricewatch.Modes(), rank.ModeBid) {
+		st.Modes = append(st.Modes, option{Value: string(m), Label: string(m), Selected: slices.Contains(modes, string(m))})
+	}
+	cur := strings.ToUpper(q.Get("currency"))
+	if cur == "" {
+		cur = snap.Base
+	}
+	st.Currencies = options(cur, "USD", "USD", "CNY", "CNY", "EUR", "EUR")
+	st.GPUs = options(q.Get("max_gpus"), "", "any", "1", "1", "2", "2", "4", "4", "8", "8")
+	if !submitted {
+		return render(w, "plan", http.StatusOK, st)
+	}
+	spec, err := PlanSpecFromQuery(q)
+	if err == nil {
+		st.Result, err = Plan(snap, spec, s.backend.Config().Owned)
+	}
+	if err != nil {
+		pe, ok := err.(*pricewatch.Error)
+		if !ok {
+			return err
 		}
-		if err != nil {
-			var pe *pricewatch.Error
-			if e, ok := err.(*pricewatch.Error); ok {
-				pe = e
-			}
-			if pe == nil {
-				return err
-			}
-			st.Error = pe.Message
-			return render(w, "plan", statusOf(err), st)
+		st.Error = pe.Message
+		return render(w, "plan", statusOf(err), st)
+	}
+	st.Shown = st.Result.Options
+	if job := st.Result.Job; job.Method == rank.MethodServe && job.Tokens == 0 {
+		st.TotalHead = "= Total, " + monthsText(job.Months)
+		for i, o := range st.Result.Options {
+			st.Serving = append(st.Serving, servingRowOf(i+1, o))
 		}
-		st.Shown = st.Result.Options
 	}
 	return render(w, "plan", http.StatusOK, st)
 }

@@ -97,6 +97,9 @@ func (e Entry) In(snap *Snapshot, cur string) (Entry, error) {
 	return e, nil
 }
 
+// ModeLabel writes the entry's mode, a marketplace bid as "bid".
+func (e Entry) ModeLabel() string { return modeLabel(e.Mode, e.Bid) }
+
 // Exclusions count offers left out of a workload's ranking, by reason.
 type Exclusions map[string]int
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -25,7 +26,8 @@ const (
 // offer: each term with the basis and the page it comes from.
 type BillingRule struct {
 	// IncrementSeconds: billed time is a whole number of these, a started
-	// one billed whole unless RoundDown (Azure: a part minute is free).
+	// one billed whole unless RoundDown (a part increment free: a row's
+	// rounding "down").
 	IncrementSeconds float64 `json:"increment_seconds"`
 	RoundDown        bool    `json:"round_down,omitempty"`
 	// MinimumSeconds is the least each start is billed.
@@ -38,25 +40,56 @@ type BillingRule struct {
 	// Terms says, per term, its basis and source ("increment_seconds":
 	// "stated https://…").
 	Terms map[string]string `json:"terms"`
+	// Read says, per term whose row records it, the date its page was read
+	// (YYYY-MM-DD); a term whose row has no date is absent.
+	Read map[string]string `json:"read,omitempty"`
 }
 
-// billingRow is one rule of data/billing.csv.
+// billingRow is one rule of data/billing.csv (the note, for readers, is
+// not kept).
 type billingRow struct {
-	provider, mode, prefix, rule, value, basis, source string
+	provider, mode, prefix, rule, value, basis, source, read string
 }
+
+// billingColumns are data/billing.csv's columns, in order.
+var billingColumns = []string{"provider", "mode", "offer_prefix", "rule", "value", "basis", "source", "read", "note"}
 
 // billingRows are data/billing.csv's rules by provider ("*" included),
 // read once: a plan looks up the rule of every offer it prices.
 var billingRows = sync.OnceValue(func() map[string][]billingRow {
+	rows, err := parseBilling(billingCSV)
+	if err != nil {
+		panic("rank: data/billing.csv: " + err.Error())
+	}
 	out := map[string][]billingRow{}
-	for _, r := range readTable(billingCSV) {
-		if len(r) < 7 || !validBasis(r[5]) {
-			panic(fmt.Sprintf("rank: data/billing.csv: row %v", r))
-		}
-		out[r[0]] = append(out[r[0]], billingRow{r[0], r[1], r[2], r[3], r[4], r[5], r[6]})
+	for _, r := range rows {
+		out[r.provider] = append(out[r.provider], r)
 	}
 	return out
 })
+
+// parseBilling reads a billing table: every row has each column of
+// billingColumns, a known basis and a read date that is empty or
+// YYYY-MM-DD.
+func parseBilling(b []byte) ([]billingRow, error) {
+	var out []billingRow
+	for _, r := range readTable(b) {
+		if len(r) != len(billingColumns) {
+			return nil, fmt.Errorf("row %q: %d columns, want %d (%s)", r, len(r), len(billingColumns), strings.Join(billingColumns, ","))
+		}
+		row := billingRow{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
+		if !validBasis(row.basis) {
+			return nil, fmt.Errorf("row %q: basis %q", r, row.basis)
+		}
+		if row.read != "" {
+			if _, err := time.Parse(time.DateOnly, row.read); err != nil {
+				return nil, fmt.Errorf("row %q: read %q is not a YYYY-MM-DD date", r, row.read)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
 
 // validBasis reports whether s is one of the bases a rule may have.
 func validBasis(s string) bool {
@@ -70,7 +103,14 @@ var billingRuleNames = []string{"increment_seconds", "rounding", "minimum_second
 // specific row of data/billing.csv (its provider before "*", then its mode,
 // then the longest offer-id prefix).
 func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) BillingRule {
+	r, _ := billingRule(provider, mode, offerID)
+	return r
+}
+
+// billingRule is BillingRuleFor with the row each term came from.
+func billingRule(provider string, mode pricewatch.Mode, offerID string) (BillingRule, map[string]billingRow) {
 	r := BillingRule{Terms: map[string]string{}}
+	from := map[string]billingRow{}
 	for _, name := range billingRuleNames {
 		best, score := billingRow{}, -1
 		for _, rows := range [2][]billingRow{billingRows()[provider], billingRows()["*"]} {
@@ -87,7 +127,14 @@ func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) Billi
 		if score < 0 {
 			panic("rank: data/billing.csv has no * row for " + name)
 		}
+		from[name] = best
 		r.Terms[name] = strings.TrimSpace(best.basis + " " + best.source)
+		if best.read != "" {
+			if r.Read == nil {
+				r.Read = map[string]string{}
+			}
+			r.Read[name] = best.read
+		}
 		v, _ := strconv.ParseFloat(best.value, 64)
 		switch name {
 		case "increment_seconds":
@@ -102,20 +149,30 @@ func BillingRuleFor(provider string, mode pricewatch.Mode, offerID string) Billi
 			r.FreeEgressGB = v
 		}
 	}
-	return r
+	return r, from
 }
 
 // OfferBillingRule is the billing rule of one offer: BillingRuleFor its
-// provider, mode and id, with the plan's own monthly cap where the source
-// states one (Vultr bills hourly up to the plan's monthly price: that
-// price ÷ the hourly one).
+// provider, mode and id, with the plan's own monthly cap (its monthly
+// price ÷ its hourly one, carried by the offer: Linode, Hetzner) where no
+// stated row of the offer's own provider gives a cap. A provider that
+// states its cap by server type wins over the plan's price ratio: Vultr's
+// page bills bare metal up to 672 h a month, whatever a plan's monthly ÷
+// hourly price says.
 func OfferBillingRule(o pricewatch.Offer) BillingRule {
-	r := BillingRuleFor(o.Provider, o.Mode, o.OfferID)
-	if o.MonthlyCapHours > 0 {
+	r, from := billingRule(o.Provider, o.Mode, o.OfferID)
+	if o.MonthlyCapHours > 0 && !providerStates(from["monthly_cap_hours"]) {
 		r.MonthlyCapHours = o.MonthlyCapHours
 		r.Terms["monthly_cap_hours"] = BasisStated + ": the offer's own monthly price ÷ its hourly price"
+		delete(r.Read, "monthly_cap_hours")
 	}
 	return r
+}
+
+// providerStates reports whether a rule comes from a row of its own
+// provider (not the "*" defaults) that the provider's page states.
+func providerStates(row billingRow) bool {
+	return row.provider != "*" && row.basis == BasisStated
 }
 
 // billingMatch scores how specifically a row applies: provider counts

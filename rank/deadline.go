@@ -83,22 +83,44 @@ const ownedSource = "owned"
 // deadlineCount is the GPUs a per-GPU training rental takes to finish by
 // the deadline: the fewest allowed counts from need whose hours (tokens at
 // n × tokens/s × the link model's scaling, plus start-up) are within
-// deadline hours, else the count that finishes soonest. ok is false when
-// no count is allowed.
+// deadline hours even at PessimisticThroughput, else the fewest that make
+// it at the expected speed (the option then says it may miss), else the
+// count that finishes soonest. ok is false when no count is allowed.
 func deadlineCount(job Job, c pricewatch.Card, o pricewatch.Offer, need int, perGPU float64) (int, bool) {
-	best, bestH := 0, math.Inf(1)
+	best, bestH, expected := 0, math.Inf(1), 0
 	startup := job.Hidden.StartupMinutes / 60
 	for _, n := range o.GPUCounts {
 		if n < need || n > job.MaxGPUs {
 			continue
 		}
-		h := job.Tokens/(float64(n)*perGPU*TrainingScaling(job.Workload, c, n)*3600) + startup
-		if h <= job.DeadlineHours {
+		work := job.Tokens / (float64(n) * perGPU * TrainingScaling(job.Workload, c, n) * 3600)
+		if work/PessimisticThroughput+startup <= job.DeadlineHours {
 			return n, true
+		}
+		h := work + startup
+		if h <= job.DeadlineHours && expected == 0 {
+			expected = n
 		}
 		if h < bestH {
 			best, bestH = n, h
 		}
 	}
+	if expected > 0 {
+		return expected, true
+	}
 	return best, best > 0
+}
+
+// deadlineRisk says when an option that finishes by the deadline at the
+// expected speed would not at PessimisticThroughput ("" when it would).
+func deadlineRisk(o Option, job Job) string {
+	if job.DeadlineHours <= 0 || !o.Fits {
+		return ""
+	}
+	worst := o.WallClockHours + o.Hours*(1/PessimisticThroughput-1)
+	if worst <= job.DeadlineHours {
+		return ""
+	}
+	return fmt.Sprintf("may miss the deadline (%.4g h): it takes %.4g h at the expected speed, %.4g h at 30%% lower throughput",
+		job.DeadlineHours, o.WallClockHours, worst)
 }

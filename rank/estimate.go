@@ -340,8 +340,17 @@ func servingEstimate(w Workload, c pricewatch.Card, gpus int, l Layout, k consta
 	if !r.fits || r.tps <= 0 {
 		return p, l, r, false
 	}
+	full := r.seqs
+	if w.SLO.Set() {
+		if r, r.sloWhy = meetSLO(c, s, r, w.SLO); r.sloWhy != "" {
+			return p, l, r, false
+		}
+	}
 	p.TokensPerSecond = r.tps
 	p.Note = servingNote(s.eng, prec, c, l, r, w)
+	if r.seqs < full {
+		p.Note += fmt.Sprintf("; %.0f of the %.0f sequences the engine would run, to meet the service level", r.seqs, full)
+	}
 	if f := w.EngineEfficiency; f > 0 && f != 1 {
 		p.TokensPerSecond *= f
 		p.Note += fmt.Sprintf("; × %g engine efficiency (configured)", f)
@@ -383,7 +392,7 @@ func servingMemoryCase(w Workload) servingCase {
 	return servingCase{
 		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
 		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),
-		eng: engineFor(w.Engine),
+		eng: engineFor(w.Engine), cached: w.CachedPromptShare,
 	}
 }
 

@@ -24,6 +24,10 @@ type EstimateRequest struct {
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"`
 	Concurrency  int `json:"concurrency,omitempty"`
+	// SLO lowers the concurrency until it holds; CachedPromptShare is the
+	// share of each prompt in the prefix cache (prefill skips it).
+	SLO               *SLO    `json:"slo,omitempty"`
+	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
 	// Training: sequence length and micro-batch per GPU.
 	SeqLen     int `json:"seq_len,omitempty"`
 	MicroBatch int `json:"micro_batch,omitempty"`
@@ -65,7 +69,13 @@ type EstimateResult struct {
 	// and the card).
 	Reason string `json:"reason,omitempty"`
 	Note   string `json:"note,omitempty"`
-	Model  Model  `json:"model"`
+	// Sequences is the concurrent sequences the group runs (the engine's
+	// batch, or fewer to meet the SLO); TTFTms and TPOTms the latencies
+	// there (at the SLO's percentile, else the median).
+	Sequences float64 `json:"sequences,omitempty"`
+	TTFTms    float64 `json:"ttft_ms,omitempty"`
+	TPOTms    float64 `json:"tpot_ms,omitempty"`
+	Model     Model   `json:"model"`
 }
 
 // MaxEstimateGPUs bounds an estimate's GPUs.
@@ -116,11 +126,12 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 			return res, invalid("output_tokens", "required with input_tokens: the tokens generated per request")
 		}
 		spec.Context, spec.OutputTokens, spec.Concurrency = in+out, out, req.Concurrency
+		spec.SLO, spec.CachedPromptShare = req.SLO, req.CachedPromptShare
 		if req.SeqLen != 0 || req.MicroBatch != 0 {
 			return res, invalid("seq_len", "for training; serving takes input_tokens and output_tokens")
 		}
 	} else {
-		if req.InputTokens != 0 || req.OutputTokens != 0 || req.Concurrency != 0 {
+		if req.InputTokens != 0 || req.OutputTokens != 0 || req.Concurrency != 0 || req.SLO != nil || req.CachedPromptShare != 0 {
 			return res, invalid("input_tokens", "for serving; training takes seq_len and micro_batch")
 		}
 		if req.Layout != nil {
@@ -162,6 +173,10 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 		_, _, m := servingKV(c, servingMemoryCase(w), lay)
 		res.Memory = servingMemoryOut(m)
 		return res, nil
+	case !ok && r.sloWhy != "":
+		res.Memory = servingMemoryOut(r.mem)
+		res.Reason = r.sloWhy
+		return res, nil
 	case !ok:
 		res.Memory = servingMemoryOut(r.mem)
 		res.Reason = servingNoFit(w, c, servingFitCase(w, c), lay)
@@ -175,6 +190,10 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 	res.TokensPerSecondPerGPU = p.TokensPerSecond
 	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)
 	res.Note = p.Note
+	res.Sequences = r.seqs
+	s, _, _ := servingCaseFor(w, c, calibrated)
+	ttft, tpot := sloLatency(r, s, float64(gpus), w.SLO.Percentile)
+	res.TTFTms, res.TPOTms = ttft*1000, tpot*1000
 	return res, nil
 }
 

@@ -23,16 +23,35 @@ type ProviderDefaults struct {
 	EgressUSDPerGB       float64
 	SpotReclaimsPerHour  float64
 	ReclaimBasis         string
+	// BidReclaimsPerHour is how often a bid (a spot price kept only until
+	// outbid) is reclaimed, with its basis: the market's own figure where
+	// the table has one, else the "*" row's pessimistic default.
+	BidReclaimsPerHour float64
+	BidBasis           string
 }
 
 var providerDefaults = sync.OnceValue(func() map[string]ProviderDefaults {
 	m := map[string]ProviderDefaults{}
 	for _, r := range readTable(providersCSV) {
-		if len(r) < 8 || !validBasis(r[2]) || !validBasis(r[4]) || !validBasis(r[6]) {
+		if len(r) < 10 || !validBasis(r[2]) || !validBasis(r[4]) || !validBasis(r[6]) || r[7] != "" && !validBasis(r[8]) {
 			panic(fmt.Sprintf("rank: data/providers.csv: row %v", r))
 		}
-		m[r[0]] = ProviderDefaults{StorageUSDPerGBMonth: tableNum(r[1]), EgressUSDPerGB: tableNum(r[3]),
-			SpotReclaimsPerHour: tableNum(r[5]), ReclaimBasis: r[6]}
+		d := ProviderDefaults{StorageUSDPerGBMonth: tableNum(r[1]), EgressUSDPerGB: tableNum(r[3]),
+			SpotReclaimsPerHour: tableNum(r[5]), ReclaimBasis: r[6], BidReclaimsPerHour: -1}
+		if r[7] != "" {
+			d.BidReclaimsPerHour, d.BidBasis = tableNum(r[7]), r[8]
+		}
+		m[r[0]] = d
+	}
+	def, ok := m["*"]
+	if !ok || def.BidReclaimsPerHour < 0 {
+		panic("rank: data/providers.csv: the * row needs a bid reclaim rate")
+	}
+	for k, d := range m {
+		if d.BidReclaimsPerHour < 0 {
+			d.BidReclaimsPerHour, d.BidBasis = def.BidReclaimsPerHour, def.BidBasis
+			m[k] = d
+		}
 	}
 	return m
 })

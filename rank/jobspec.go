@@ -86,6 +86,13 @@ type JobSpec struct {
 	// GPUs for the base with on-demand GPUs for the peak (fleets).
 	BaseTokensPerSecond float64 `json:"base_tokens_per_second,omitempty"`
 	PeakHoursPerDay     float64 `json:"peak_hours_per_day,omitempty"`
+	// Months is the period a serving plan bills (default 1): its
+	// total_cost is that many months of the fleet.
+	Months float64 `json:"months,omitempty"`
+	// SLO is a serving job's service level; CachedPromptShare the share
+	// of each prompt already in the engine's prefix cache (0..0.99).
+	SLO               *SLO    `json:"slo,omitempty"`
+	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
 	// CheckpointWriteSeconds is how long one checkpoint takes to write
 	// (default: the training state at DefaultCheckpointWriteGBs); spot
 	// options checkpoint at the interval that minimizes expected cost.
@@ -154,6 +161,12 @@ type Job struct {
 	HoursPerMonth       float64  `json:"hours_per_month,omitempty"`
 	BaseTokensPerSecond float64  `json:"base_tokens_per_second,omitempty"`
 	PeakHoursPerDay     float64  `json:"peak_hours_per_day,omitempty"`
+	// Months is the period a serving plan bills (serving only; 1 unless
+	// the spec says).
+	Months float64 `json:"months,omitempty"`
+	// SLO and CachedPromptShare are the serving job's (Workload has them).
+	SLO               *SLO    `json:"slo,omitempty"`
+	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
 	// CheckpointWriteSeconds is resolved: the spec's, else the training
 	// state (CheckpointBytes) at DefaultCheckpointWriteGBs.
 	CheckpointWriteSeconds float64           `json:"checkpoint_write_seconds,omitempty"`
@@ -161,6 +174,11 @@ type Job struct {
 	Engine                 string            `json:"engine,omitempty"`
 	RequestRate            float64           `json:"request_rate,omitempty"`
 	Modes                  []pricewatch.Mode `json:"modes"`
+	// Bids is whether spot offers that are marketplace bids (Vast's
+	// minimum bid, kept only until outbid) are planned: a serving job
+	// takes them only when its modes name "bid"; a training job, which
+	// checkpoints through reclaims, with "spot" too.
+	Bids bool `json:"bids"`
 	// Utilization is the share of a committed rental's hours left after
 	// the job that the team expects to use for other work (0: none); its
 	// value is shown as a credit beside the total, never taken off it.
@@ -207,7 +225,9 @@ const (
 const (
 	MaxTokens              = 1e16    // tokens to process
 	MaxPeakTokensPerSecond = 1e8     // serving peak, output tokens per second
+	MinPeakTokensPerSecond = 1e-3    // a peak (or base) when given
 	MaxHoursPerMonth       = 744     // 31 days
+	MaxMonths              = 120     // a serving plan's period: ten years
 	MinRequestRate         = 1e-3    // requests per second, when given
 	MaxRequestRate         = 1e6     // requests per second
 	MaxSeqLen              = 1 << 20 // training sequence length
@@ -324,6 +344,24 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 		w.Engine = strings.ToLower(s.Engine)
 	}
+	if s.SLO != nil {
+		if w.Method != MethodServe {
+			return job, invalid("slo", "only for method serve")
+		}
+		if err := s.SLO.validate(); err != nil {
+			return job, err
+		}
+		w.SLO = *s.SLO
+	}
+	if s.CachedPromptShare != 0 {
+		if w.Method != MethodServe {
+			return job, invalid("cached_prompt_share", "only for method serve")
+		}
+		if !within(s.CachedPromptShare, 0, MaxCachedPromptShare) {
+			return job, invalid("cached_prompt_share", "must be within 0..%g, got %g", MaxCachedPromptShare, s.CachedPromptShare)
+		}
+		w.CachedPromptShare = s.CachedPromptShare
+	}
 	if s.RequestRate != 0 {
 		if w.Method != MethodServe {
 			return job, invalid("request_rate", "only for method serve")
@@ -404,8 +442,8 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	if w.Method.Training() && s.Tokens == 0 {
 		return job, invalid("tokens", "required for training: the tokens to process")
 	}
-	if !within(s.PeakTokensPerSecond, 0, MaxPeakTokensPerSecond) {
-		return job, invalid("peak_tokens_per_second", "must be within 0..%g output tokens per second, got %g", float64(MaxPeakTokensPerSecond), s.PeakTokensPerSecond)
+	if s.PeakTokensPerSecond != 0 && !within(s.PeakTokensPerSecond, MinPeakTokensPerSecond, MaxPeakTokensPerSecond) {
+		return job, invalid("peak_tokens_per_second", "must be 0 or within %g..%g output tokens per second, got %g", MinPeakTokensPerSecond, float64(MaxPeakTokensPerSecond), s.PeakTokensPerSecond)
 	}
 	if !within(s.HoursPerMonth, 0, MaxHoursPerMonth) {
 		return job, invalid("hours_per_month", "must be within 0..%d, got %g", MaxHoursPerMonth, s.HoursPerMonth)
@@ -413,8 +451,8 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	if s.PeakTokensPerSecond > 0 && w.Method != MethodServe {
 		return job, invalid("peak_tokens_per_second", "only for method serve")
 	}
-	if !within(s.BaseTokensPerSecond, 0, MaxPeakTokensPerSecond) {
-		return job, invalid("base_tokens_per_second", "must be within 0..%g output tokens per second, got %g", float64(MaxPeakTokensPerSecond), s.BaseTokensPerSecond)
+	if s.BaseTokensPerSecond != 0 && !within(s.BaseTokensPerSecond, MinPeakTokensPerSecond, MaxPeakTokensPerSecond) {
+		return job, invalid("base_tokens_per_second", "must be 0 or within %g..%g output tokens per second, got %g", MinPeakTokensPerSecond, float64(MaxPeakTokensPerSecond), s.BaseTokensPerSecond)
 	}
 	if s.BaseTokensPerSecond > 0 && (s.PeakTokensPerSecond == 0 || s.BaseTokensPerSecond > s.PeakTokensPerSecond) {
 		return job, invalid("base_tokens_per_second", "needs peak_tokens_per_second and must not exceed it")
@@ -424,6 +462,12 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	}
 	if s.PeakHoursPerDay > 0 && s.BaseTokensPerSecond == 0 {
 		return job, invalid("peak_hours_per_day", "goes with base_tokens_per_second")
+	}
+	if !within(s.Months, 0, MaxMonths) {
+		return job, invalid("months", "must be within 0..%d, got %g", MaxMonths, s.Months)
+	}
+	if s.Months > 0 && w.Method != MethodServe {
+		return job, invalid("months", "only for method serve (a training job's period is its tokens)")
 	}
 	if !within(s.CheckpointWriteSeconds, 0, MaxCheckpointWriteSeconds) {
 		return job, invalid("checkpoint_write_seconds", "must be within 0..%d, got %g", MaxCheckpointWriteSeconds, s.CheckpointWriteSeconds)
@@ -451,9 +495,18 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 	if w.Method == MethodServe {
 		job.Context, job.OutputTokens, job.Concurrency = w.ContextTokens(), w.OutputTokens, max(w.Concurrency, 1)
 		job.SeqLen, job.MicroBatch, job.Checkpointing = 0, 0, false
-		if job.PeakTokensPerSecond > 0 && job.HoursPerMonth == 0 {
+		if job.HoursPerMonth == 0 {
 			job.HoursPerMonth = DefaultHoursPerMonth
 		}
+		job.Months = s.Months
+		if job.Months == 0 {
+			job.Months = 1
+		}
+		if w.SLO.Set() {
+			slo := w.SLO
+			job.SLO = &slo
+		}
+		job.CachedPromptShare = w.CachedPromptShare
 	}
 	if w == orig && s.Workload != "" {
 		job.FromWorkload = s.Workload
@@ -462,11 +515,12 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		job.Workload.Name = w.Name
 	}
 	// Modes, utilization, GPUs, currency.
-	modes, err := pricewatch.ParseModes(strings.Join(s.Modes, ","))
+	modes, bids, err := parseJobModes(s.Modes)
 	if err != nil {
 		return job, invalid("modes", "%v", err)
 	}
 	job.Modes = modes
+	job.Bids = bids || w.Method != MethodServe && slices.Contains(modes, pricewatch.ModeSpot)
 	if job.BaseTokensPerSecond > 0 {
 		// A fleet mixes committed capacity for the base with on-demand for
 		// the peak: both must be priced.
@@ -531,6 +585,38 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		job.Deadline = s.Deadline
 	}
 	return job, nil
+}
+
+// ModeBid names marketplace bids among a job's modes: spot offers that are
+// bids, planned only when asked for (serving) or with spot (training).
+const ModeBid = "bid"
+
+// parseJobModes reads a job's modes: the rental modes, and whether "bid"
+// was named (it plans the spot offers that are bids; alone it means spot
+// bids only).
+func parseJobModes(names []string) ([]pricewatch.Mode, bool, error) {
+	var rest []string
+	bids := false
+	for _, n := range names {
+		for _, part := range strings.Split(n, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), ModeBid) {
+				bids = true
+				continue
+			}
+			rest = append(rest, part)
+		}
+	}
+	if bids && len(rest) == 0 {
+		return []pricewatch.Mode{pricewatch.ModeSpot}, true, nil
+	}
+	modes, err := pricewatch.ParseModes(strings.Join(rest, ","))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w (or %s: marketplace bids)", err, ModeBid)
+	}
+	if bids && !slices.Contains(modes, pricewatch.ModeSpot) {
+		modes = append(modes, pricewatch.ModeSpot)
+	}
+	return modes, bids, nil
 }
 
 func (m *ModelSpec) resolve() (Model, error) {

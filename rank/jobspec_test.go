@@ -99,7 +99,7 @@ func checkExtreme(t *testing.T, snap *rank.Snapshot, field string, spec rank.Job
 		return
 	}
 	if _, err := json.Marshal(res); err != nil {
-		t.Errorf("%s: plan has a number JSON cannot carry (NaN or ±Inf): %v", field, err)
+		t.Errorf("%s: plan has a number JSON cannot carry (NaN or ±Inf): %v %s", field, err, rank.NonFinite(res))
 	}
 	for _, o := range res.Options {
 		bad := o.TotalCost < 0 || o.Hours < 0 || o.CostPerMillionTokens < 0 || o.GPUs < 0 || o.PeriodsBilled < 0

@@ -228,6 +228,11 @@ func NoFitReason(w Workload, c pricewatch.Card, gpus int) string {
 		}
 	}
 	if Fits(w, c, gpus) {
+		if w.Method == MethodServe && w.SLO.Set() {
+			if _, _, r, ok := servingEstimate(w, c, gpus, Layout{}, calibrated); !ok {
+				return r.sloWhy
+			}
+		}
 		return ""
 	}
 	on := gpus1(gpus)

@@ -121,20 +121,6 @@ const (
 // ModeOwned labels owned hardware among the options.
 const ModeOwned pricewatch.Mode = "owned"
 
-// ServingPlan sizes a serving option for a target peak rate: how many
-// rentals of the option's unit carry the peak with ServingHeadroom.
-type ServingPlan struct {
-	Instances                  int     `json:"instances"`
-	GPUsNeeded                 int     `json:"gpus_needed"`
-	MonthlyCost                float64 `json:"monthly_cost"`
-	CostPerMillionOutputTokens float64 `json:"cost_per_million_output_tokens"`
-	// BilledHoursPerMonth is the hours each instance bills in the month
-	// (the job's hours, up to the provider's monthly cap); a spot plan's
-	// RestartsPerMonth is the reclaims expected over all its instances.
-	BilledHoursPerMonth float64 `json:"billed_hours_per_month"`
-	RestartsPerMonth    float64 `json:"restarts_per_month,omitempty"`
-}
-
 // Option is one way to run a job: an offer (or owned cards) rented at its
 // unit, how the job runs on the GPUs rented, how fast, for how long, and
 // every part of what it costs, in the job's currency. Several identical
@@ -216,6 +202,17 @@ type Option struct {
 	BreakEvenUtilization *float64 `json:"break_even_utilization,omitempty"`
 	BreakEven            string   `json:"break_even,omitempty"`
 	OnDemandPerGPUHour   *float64 `json:"on_demand_per_gpu_hour,omitempty"`
+	// OnDemandTotalCost is the same job on the same GPUs at that on-demand
+	// price (hours run, start-up, storage and egress; no commitment), the
+	// figure a commitment competes with; CommitmentNote says in words what
+	// a commitment longer than the job leaves unused and how it compares.
+	OnDemandTotalCost *float64 `json:"on_demand_total_cost,omitempty"`
+	CommitmentNote    string   `json:"commitment_note,omitempty"`
+	// FirstInvoice is the first month's bill: the GPU time of the first
+	// 730 hours (a commitment billed month by month: a month of it, or
+	// the shorter periods that fall in it), start-up, and the month's
+	// share of storage and egress.
+	FirstInvoice float64 `json:"first_invoice"`
 	// ComputeCost is the GPU time billed for the job; HiddenCosts the
 	// rest (start-up, storage, egress, spot reclaims); TotalCost their sum.
 	ComputeCost          float64            `json:"compute_cost"`
@@ -224,6 +221,9 @@ type Option struct {
 	CostPerMillionTokens float64            `json:"cost_per_million_tokens"`
 	PessimisticTotalCost float64            `json:"pessimistic_total_cost"`
 	ReclaimsPerHour      float64            `json:"reclaims_per_hour,omitempty"`
+	// DeadlineRisk says when the option meets the deadline at the expected
+	// throughput but not at the pessimistic one (30% lower).
+	DeadlineRisk string `json:"deadline_risk,omitempty"`
 	// Spot is how a spot option checkpoints and what reclaims cost it.
 	Spot    *SpotPlan    `json:"spot,omitempty"`
 	Serving *ServingPlan `json:"serving,omitempty"`
@@ -236,12 +236,15 @@ type Option struct {
 	Currency                   string   `json:"currency"`
 }
 
-// ModeLabel writes the option's mode, a bid marked: "spot (bid)".
-func (o Option) ModeLabel() string {
-	if o.Bid {
-		return string(o.Mode) + " (bid)"
+// ModeLabel writes the option's mode, a marketplace bid as "bid" (its
+// JSON stays mode "spot" with bid true).
+func (o Option) ModeLabel() string { return modeLabel(o.Mode, o.Bid) }
+
+func modeLabel(m pricewatch.Mode, bid bool) string {
+	if bid {
+		return ModeBid
 	}
-	return string(o.Mode)
+	return string(m)
 }
 
 // Periods writes the whole periods a commitment bills, "2 × 730 h"; "" for
@@ -300,7 +303,19 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 	var opts []Option
 	for o := range s.Offers() {
 		card, why := s.eligible(o, cat)
-		if why != "" || (job.Card != "" && o.Card != job.Card) || (o.Unavailable() && !job.AnyAvailability) {
+		if (job.Card != "" && o.Card != job.Card) || (o.Unavailable() && !job.AnyAvailability) {
+			continue
+		}
+		if why == WhyShared && slices.Contains(job.Modes, o.Mode) {
+			// Listed (when asked) with the reason, not dropped: a plan that
+			// finds nothing says a fractional offer was there.
+			res.UnfitOffers++
+			if job.IncludeUnfit {
+				opts = append(opts, fractionalOption(job, card, o))
+			}
+			continue
+		}
+		if why != "" {
 			continue
 		}
 		price, err := conv(o.PricePerGPUHour, o.Currency)
@@ -315,7 +330,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 				}
 			}
 		}
-		if !slices.Contains(job.Modes, o.Mode) {
+		if !slices.Contains(job.Modes, o.Mode) || o.Bid && !job.Bids {
 			continue
 		}
 		if why != "" {
@@ -355,6 +370,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 			} else {
 				o.BreakEven = "never"
 			}
+			sideBySide(o, job, od)
 		}
 	}
 	if job.Method == MethodServe && job.BaseTokensPerSecond > 0 {
@@ -430,8 +446,8 @@ func rankKey(o Option, serving bool, job Job) float64 {
 	switch {
 	case !serving || job.Tokens > 0:
 		return o.TotalCost
-	case o.Serving != nil:
-		return o.Serving.MonthlyCost
+	case job.PeakTokensPerSecond > 0 && o.Serving != nil:
+		return o.TotalCost
 	}
 	return o.CostPerMillionTokens
 }
@@ -443,12 +459,19 @@ func rankKey(o Option, serving bool, job Job) float64 {
 // serving, on the group that serves cheapest: RentalFor).
 func (s *Snapshot) rentalFor(job Job, card pricewatch.Card, o pricewatch.Offer) (Rental, Profile, string) {
 	base := Profile{Card: card.ID, Workload: job.Workload.Name, Origin: OriginEstimated}
-	if p, ok := s.profiles.lookup(card.ID, job.FromWorkload, o.Provider, o.OfferID); job.FromWorkload != "" && ok && p.Origin != OriginEstimated {
+	// A service level or a prefix cache is a setting no measured figure
+	// was taken at: the estimate prices it.
+	latency := job.Workload.SLO.Set() || job.Workload.CachedPromptShare > 0
+	if p, ok := s.profiles.lookup(card.ID, job.FromWorkload, o.Provider, o.OfferID); !latency && job.FromWorkload != "" && ok && p.Origin != OriginEstimated {
 		base = p
-	} else if p, ok := Published(job.Workload, card.ID); ok {
+	} else if p, ok := Published(job.Workload, card.ID); !latency && ok {
 		base = p
 	}
-	r, p, why := RentalFor(job.Workload, card, o, job.MaxGPUs, base)
+	need := 0.0
+	if job.Method == MethodServe {
+		need = job.PeakTokensPerSecond * ServingHeadroom
+	}
+	r, p, why := RentalForLoad(job.Workload, card, o, job.MaxGPUs, base, need)
 	if why == "" && p.Origin == OriginEstimated && job.Method != MethodServe {
 		p, _ = EstimateOn(job.Workload, card, 1)
 	}
@@ -508,14 +531,30 @@ func (s *Snapshot) option(job Job, card pricewatch.Card, r Rental, p Profile, wh
 		bill(&opt, job, o)
 	}
 	s.addHidden(&opt, job, o, conv)
+	settleServing(&opt, job)
+	opt.FirstInvoice = firstInvoice(opt, job)
 	if job.Tokens > 0 {
 		opt.WallClockHours = opt.wallClock(job)
 		if job.DeadlineHours > 0 && opt.WallClockHours > job.DeadlineHours {
 			opt.Fits = false
 			opt.Reason = fmt.Sprintf("finishes in %.4g h, after the deadline (%.4g h) even on %s", opt.WallClockHours, job.DeadlineHours, gpus(opt.GPUs))
 		}
+		opt.DeadlineRisk = deadlineRisk(opt, job)
 	}
 	return opt, true
+}
+
+// fractionalOption is a shared or fractional GPU offer listed as unfit: a
+// job's memory and throughput are planned on whole GPUs.
+func fractionalOption(job Job, card pricewatch.Card, o pricewatch.Offer) Option {
+	share := "a share of one " + card.ID
+	if o.GPUFraction > 0 && o.GPUFraction < 1 {
+		share = fmt.Sprintf("%.3g of one %s, %.3g GiB", o.GPUFraction, card.ID, o.GPUFraction*card.CapacityGiB())
+	}
+	return Option{Card: card.ID, Source: o.Source, Provider: o.Provider, Offer: o.OfferID, Key: o.Key, Region: o.Region,
+		Mode: o.Mode, Bid: o.Bid, RentUnit: o.RentUnit, GPUCounts: o.GPUCounts, Currency: job.Currency, Available: o.Available,
+		HiddenCosts: map[string]float64{},
+		Reason:      fmt.Sprintf("a fractional GPU (%s): plans run on whole GPUs, and its memory and speed are not the card's", share)}
 }
 
 // unfitReason explains why no rental of the offer holds the job.
@@ -579,43 +618,16 @@ func (s *Snapshot) price(opt *Option, job Job, card pricewatch.Card, r Rental, p
 	opt.HiddenCosts["startup"] = startup * unit
 	opt.PessimisticTotalCost += startup * unit
 	opt.CostPerMillionTokens = CostPerMillionTokens(unit, opt.TokensPerSecond)
-	if w.Method == MethodServe && job.PeakTokensPerSecond > 0 {
-		need := int(math.Ceil(job.PeakTokensPerSecond * ServingHeadroom / opt.TokensPerSecond))
-		sp := &ServingPlan{Instances: need, GPUsNeeded: need * r.GPUs, BilledHoursPerMonth: job.HoursPerMonth}
+	if w.Method == MethodServe && job.Tokens <= 0 {
+		need := servingInstances(job, opt.TokensPerSecond)
+		sp := &ServingPlan{Instances: need, GPUsNeeded: need * r.GPUs, BilledHoursPerMonth: job.HoursPerMonth, Months: job.Months}
 		sp.MonthlyCost = float64(need) * unit * job.HoursPerMonth
 		sp.CostPerMillionOutputTokens = opt.CostPerMillionTokens
+		if p.Origin == OriginEstimated {
+			sp.SequencesPerInstance, sp.TTFTms, sp.TPOTms = servingLatencyOn(w, card, r)
+		}
 		opt.Serving = sp
 	}
-}
-
-// commit bills a committed mode as its provider does: whole periods of
-// periodHours, at least one, each at the period's price for the GPUs
-// rented. Start-up falls inside the periods; a serving plan pays every
-// hour of the month.
-func (s *Snapshot) commit(opt *Option, job Job, periodHours float64) {
-	unit := opt.UnitPricePerHour
-	opt.PeriodHours, opt.PeriodPrice = periodHours, unit*periodHours
-	opt.HiddenCosts["startup"] = 0
-	if opt.Serving != nil {
-		opt.Serving.BilledHoursPerMonth = pricewatch.HoursPerMonth
-		opt.Serving.MonthlyCost = float64(opt.Serving.Instances) * unit * pricewatch.HoursPerMonth
-	}
-	if job.Tokens <= 0 {
-		return
-	}
-	periods := func(h float64) int { return max(1, int(math.Ceil(h/periodHours-1e-9))) }
-	opt.PeriodsBilled = periods(opt.BilledHours)
-	billed := float64(opt.PeriodsBilled) * periodHours
-	opt.UnusedHours = billed - opt.BilledHours
-	opt.BilledHours = billed
-	opt.ComputeCost = float64(opt.PeriodsBilled) * opt.PeriodPrice
-	if job.Utilization > 0 {
-		opt.Utilization = job.Utilization
-		opt.OtherWorkCredit = opt.UnusedHours * job.Utilization * unit
-	}
-	startup := job.Hidden.StartupMinutes / 60
-	worst := opt.Hours/PessimisticThroughput + (job.Hidden.CheckpointMinutes+job.Hidden.RestartMinutes)/60 + startup
-	opt.PessimisticTotalCost = float64(periods(worst)) * opt.PeriodPrice
 }
 
 // ownedOptions prices the job on owned cards: per used hour (write-off at

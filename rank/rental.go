@@ -1,6 +1,10 @@
 package rank
 
-import "github.com/pricewatch/pricewatch"
+import (
+	"math"
+
+	"github.com/pricewatch/pricewatch"
+)
 
 // Rental is how a workload runs on one rental of an offer: the GPUs billed,
 // the GPUs the job runs on and how they work together.
@@ -60,14 +64,24 @@ func RentalOn(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int) (R
 // fixed unit with too few GPUs) or WhyUnitLarge (every rental has more
 // than maxGPUs).
 func RentalFor(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int, p Profile) (Rental, Profile, string) {
+	return RentalForLoad(w, c, o, maxGPUs, p, 0)
+}
+
+// RentalForLoad is RentalFor for a serving load of need tokens/s (peak ×
+// headroom; 0: none). With a load, the group and GPUs rented are those
+// whose instances carry it on the fewest GPUs billed (for one offer, the
+// least cost), a larger group only when it needs fewer GPUs in all: a
+// group that serves more per GPU but leaves most of a larger rental idle
+// at this load costs more. Ties keep the smaller rental.
+func RentalForLoad(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int, p Profile, need float64) (Rental, Profile, string) {
 	if len(o.GPUCounts) == 0 {
 		return Rental{}, p, WhyNoUnit
 	}
-	need := MinGPUs(w, c, maxGPUs)
-	if need == 0 {
+	fewest := MinGPUs(w, c, maxGPUs)
+	if fewest == 0 {
 		return Rental{}, p, WhyNoFit
 	}
-	n, ok := o.RentCount(need, maxGPUs)
+	n, ok := o.RentCount(fewest, maxGPUs)
 	if !ok {
 		if o.GPUCounts[0] > maxGPUs {
 			return Rental{}, p, WhyUnitLarge
@@ -81,14 +95,11 @@ func RentalFor(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int, p
 		return Rental{GPUs: n, Used: n, Group: n, Replicas: 1, Efficiency: TrainingScaling(w, c, n)}, p, ""
 	}
 	if p.Origin != OriginEstimated {
-		g := max(p.GPUs, 1)
-		if g < need {
-			g = need
-		}
+		g := max(p.GPUs, 1, fewest)
 		if m, ok := o.RentCount(g, maxGPUs); ok {
 			n = m
 		} else {
-			g = need
+			g = fewest
 		}
 		return serveOn(n, g, Layout{TP: g, PP: 1}), p, ""
 	}
@@ -96,8 +107,8 @@ func RentalFor(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int, p
 	// offer rents it at, scored by throughput per GPU billed.
 	var best Rental
 	var bestP Profile
-	var bestScore float64
-	for g := need; g <= maxGPUs; g *= 2 {
+	var bestScore, bestBilled float64
+	for g := fewest; g <= maxGPUs; g *= 2 {
 		m, ok := o.RentCount(g, maxGPUs)
 		if !ok {
 			break
@@ -107,7 +118,21 @@ func RentalFor(w Workload, c pricewatch.Card, o pricewatch.Offer, maxGPUs int, p
 			continue
 		}
 		r := serveOn(m, g, lay)
-		if score := r.TokensPerSecond(est.TokensPerSecond) / float64(m); score > bestScore*(1+1e-9) {
+		tps := r.TokensPerSecond(est.TokensPerSecond)
+		if !(tps > 0) {
+			continue
+		}
+		score := tps / float64(m)
+		if need > 0 {
+			// GPUs billed to carry the load: fewer wins, a tie keeps the
+			// smaller (earlier) rental.
+			billed := math.Max(1, math.Ceil(need/tps-1e-9)) * float64(m)
+			if bestScore == 0 || billed < bestBilled {
+				best, bestP, bestScore, bestBilled = r, est, score, billed
+			}
+			continue
+		}
+		if score > bestScore*(1+1e-9) {
 			best, bestP, bestScore = r, est, score
 		}
 	}

@@ -22,6 +22,7 @@ type servingCase struct {
 	layout                  Layout
 	eng                     engine
 	decodeFactor            float64 // 0: 1
+	cached                  float64 // share of each prompt found in the prefix cache
 	fp4                     bool    // the GEMMs run in FP4
 	k                       constants
 }
@@ -68,6 +69,8 @@ type servingResult struct {
 	link                                     string
 	mem                                      servingMemory
 	fits                                     bool
+	// sloWhy says why no concurrency meets the job's service level.
+	sloWhy string
 }
 
 // servingRate is output tokens/s per GPU of a batching engine kept full on
@@ -193,7 +196,9 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	r.stepBytes = readBytes(1) / stageSeqs
 	stepBytes := readBytes(1 / moeEff) // the experts' reads at their kernels' rate
-	prefill := 2 * n * (isl / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
+	// A prompt's cached prefix is not computed again (prefix caching).
+	fresh := isl * (1 - s.cached)
+	prefill := 2 * n * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
 	// The attention core runs in 16 bits also in fp8 and fp4 engines
 	// (FlashMLA, FlashAttention-3 in bf16): its FLOPs at the 16-bit peak.
 	peak16 := c.TrainPeakTFLOPS() * 1e12 * g
@@ -204,7 +209,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 	decode := math.Max(r.computeT, r.weightsT) + r.kvT
 	// Communication of one stage step, shared by its stageSeqs tokens.
-	repTokens := stageSeqs / dp * (1 + isl/osl)
+	repTokens := stageSeqs / dp * (1 + fresh/osl)
 	hidden := float64(s.model.Hidden)
 	layers := float64(s.model.Layers)
 	moeLayers := 0.0
@@ -225,7 +230,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		r.link = link
 	}
 	if lay.EP > 1 {
-		perGPU := stageSeqs * (1 + isl/osl) / float64(lay.EP) * float64(s.model.ExpertsPerToken) * hidden * ActivationBytes
+		perGPU := stageSeqs * (1 + fresh/osl) / float64(lay.EP) * float64(s.model.ExpertsPerToken) * hidden * ActivationBytes
 		t, link, ok := collectiveSeconds(c, lay.EP, perGPU, gatherFactor, s.k)
 		if !ok {
 			return r

@@ -81,7 +81,8 @@ func SpotBreakEvenRate(spot, onDemand, write, restart float64) float64 {
 
 // reclaimRate is the reclaims per hour a spot offer is planned at, and
 // where that comes from: the job's own rate, the source's band, else the
-// provider's rate in data/providers.csv with its basis.
+// provider's rate in data/providers.csv with its basis (a bid: the
+// table's rate for bids, not its spot rate).
 func reclaimRate(job Job, o pricewatch.Offer) (float64, string) {
 	if job.Hidden.ReclaimsPerHour != nil {
 		return *job.Hidden.ReclaimsPerHour, "spec"
@@ -90,6 +91,9 @@ func reclaimRate(job Job, o pricewatch.Offer) (float64, string) {
 		return r, "band " + o.ReclaimRisk
 	}
 	d := DefaultsFor(o.Provider)
+	if o.Bid {
+		return d.BidReclaimsPerHour, d.BidBasis + " for bids (rank/data/providers.csv)"
+	}
 	return d.SpotReclaimsPerHour, d.ReclaimBasis + " (rank/data/providers.csv)"
 }
 
@@ -155,7 +159,7 @@ func serveThroughReclaims(opt *Option, job Job, rate, restart float64) bool {
 	sp.Availability = avail
 	opt.CostPerMillionTokens = CostPerMillionTokens(opt.UnitPricePerHour, opt.TokensPerSecond*avail)
 	if sv := opt.Serving; sv != nil {
-		sv.Instances = int(math.Ceil(job.PeakTokensPerSecond*ServingHeadroom/(opt.TokensPerSecond*avail) - 1e-9))
+		sv.Instances = servingInstances(job, opt.TokensPerSecond*avail)
 		sv.GPUsNeeded = sv.Instances * opt.GPUs
 		sv.CostPerMillionOutputTokens = opt.CostPerMillionTokens
 		sv.RestartsPerMonth = rate * job.HoursPerMonth * float64(sv.Instances)

@@ -76,6 +76,12 @@ type Workload struct {
 	// Concurrency is how many requests a serving job must hold at once
 	// (their KV caches must fit); 0 means 1.
 	Concurrency int
+	// SLO is a serving job's service level (zero: none): the estimate
+	// runs the concurrency that meets it. CachedPromptShare is the share
+	// of each prompt the engine finds in its prefix cache (agents and
+	// chats re-send their context): prefill is charged for the rest.
+	SLO               SLO
+	CachedPromptShare float64
 	// GradAccumulation is the micro-batches a training step accumulates
 	// before its optimizer step (data-parallel gradients are reduced once
 	// per step); 0 means 1.

@@ -134,7 +134,7 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, money(e.CostPerMillionTokens),
 			unitLabel(e.RentUnit, e.GPUs, e.GPUsUsed), money(e.UnitPricePerHour), money(e.PricePerGPUHour), e.TokensPerSecond,
-			e.ThroughputOrigin, e.Precision, e.Mode, e.Source, region, e.OfferID, ref)
+			e.ThroughputOrigin, e.Precision, e.ModeLabel(), e.Source, region, e.OfferID, ref)
 	}
 	tw.Flush()
 	if len(r.Cards) == 0 {

@@ -208,7 +208,9 @@ func TestDashboard_InBrowser(t *testing.T) {
 	screenshot("plan.png")
 	// A monthly rental priced in the form bills one whole month, and the
 	// row says whether that month can beat on-demand (app.js renders it).
-	do(chromedp.SetValue(chromedp.CSS(`#plan-form select[name=mode]`), "monthly"), chromedp.Click(chromedp.CSS(`#plan-submit`)))
+	// Modes are checkboxes: on-demand and spot (the defaults) off, monthly on.
+	do(chromedp.Click(chromedp.CSS(`#plan-modes input[value=ondemand]`)), chromedp.Click(chromedp.CSS(`#plan-modes input[value=spot]`)),
+		chromedp.Click(chromedp.CSS(`#plan-modes input[value=monthly]`)), chromedp.Click(chromedp.CSS(`#plan-submit`)))
 	// Wait for the new table: its first row's Mode cell says monthly.
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const c = document.querySelector("#plan tbody tr td:nth-child(5)"); return !!c && c.textContent === "monthly"; })()`,
 		chromedp.WithPollingTimeout(30*time.Second))); err != nil {

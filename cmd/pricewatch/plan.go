@@ -46,7 +46,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	peakHours := fs.Float64("peak-hours", 0, "serving: hours a day at the peak (default 8 with --base-tps)")
 	ckptWrite := fs.Float64("checkpoint-write-seconds", 0, "training: seconds to write one checkpoint (default: the trained state at 1 GB/s)")
 	hoursMonth := fs.Float64("hours-per-month", 0, "serving hours a month (default 730)")
-	modes := fs.String("modes", "", "billing modes, comma-separated (default ondemand,spot)")
+	modes := fs.String("modes", "", "billing modes, comma-separated (default ondemand,spot); bid: marketplace bids, which a serving plan takes only when named")
+	months := fs.Float64("months", 0, "serving: months the plan's total bills (default 1)")
+	ttft := fs.Float64("ttft-ms", 0, "serving service level: time to first token, ms")
+	tpot := fs.Float64("tpot-ms", 0, "serving service level: time per output token, ms")
+	pct := fs.Float64("percentile", 0, "serving service level: the percentile of requests the targets hold for (50..99.9, default the median)")
+	userTPS := fs.Float64("user-tps", 0, "serving service level: output tokens per second each user sees")
+	cached := fs.Float64("cached-share", 0, "serving: share of each prompt already in the prefix cache, 0..0.99 (prefill is charged for the rest)")
 	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
 	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
 	engine := fs.String("engine", "", "serving engine: "+strings.Join(rank.Engines(), ", ")+" (default vllm)")
@@ -133,6 +139,28 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["base-tps"] {
 		spec.BaseTokensPerSecond = *base
+	}
+	if set["months"] {
+		spec.Months = *months
+	}
+	if set["ttft-ms"] || set["tpot-ms"] || set["percentile"] || set["user-tps"] {
+		slo := rank.SLO{}
+		if spec.SLO != nil {
+			slo = *spec.SLO
+		}
+		for _, f := range []struct {
+			name string
+			dst  *float64
+			v    float64
+		}{{"ttft-ms", &slo.TTFTms, *ttft}, {"tpot-ms", &slo.TPOTms, *tpot}, {"percentile", &slo.Percentile, *pct}, {"user-tps", &slo.UserTokensPerSecond, *userTPS}} {
+			if set[f.name] {
+				*f.dst = f.v
+			}
+		}
+		spec.SLO = &slo
+	}
+	if set["cached-share"] {
+		spec.CachedPromptShare = *cached
 	}
 	if set["peak-hours"] {
 		spec.PeakHoursPerDay = *peakHours
@@ -235,6 +263,25 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	}
 	if j.PeakTokensPerSecond > 0 {
 		fmt.Fprintf(w, ", %g tokens/s peak for %g h/month", j.PeakTokensPerSecond, j.HoursPerMonth)
+		if j.Months != 1 {
+			fmt.Fprintf(w, " over %g months", j.Months)
+		}
+	}
+	if slo := j.SLO; slo != nil {
+		var t []string
+		if slo.TTFTms > 0 {
+			t = append(t, fmt.Sprintf("time to first token ≤ %g ms", slo.TTFTms))
+		}
+		if slo.TPOTms > 0 {
+			t = append(t, fmt.Sprintf("per output token ≤ %g ms", slo.TPOTms))
+		}
+		if slo.UserTokensPerSecond > 0 {
+			t = append(t, fmt.Sprintf("≥ %g tokens/s per user", slo.UserTokensPerSecond))
+		}
+		fmt.Fprintf(w, ", %s at p%g", strings.Join(t, ", "), max(slo.Percentile, rank.DefaultSLOPercentile))
+	}
+	if j.CachedPromptShare > 0 {
+		fmt.Fprintf(w, ", %.0f%% of each prompt cached", j.CachedPromptShare*100)
 	}
 	if j.RequireBF16 {
 		fmt.Fprint(w, ", bf16 required")
@@ -253,7 +300,7 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	serving := j.Method == rank.MethodServe && j.Tokens == 0
 	if serving {
-		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tCOST/MTOK\tGPUS NEEDED\tMONTHLY\tOFFER")
+		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tCOST/MTOK\tGPUS NEEDED\tHEADROOM\tMONTHLY\tCOMPUTE\tHIDDEN\tTOTAL\tOFFER")
 	} else {
 		fmt.Fprintln(tw, "#\tCARD\tSOURCE\tREGION\tMODE\tRENTED\tUSED\tMEMORY/GPU\tPRECISION\tTOK/S\tORIGIN\tPRICE/GPU-H\tUNIT/H\tHOURS\tWALL\tBILLED\tCOMPUTE\tHIDDEN\tTOTAL\tPESSIMISTIC\tCOST/MTOK\tOFFER")
 	}
@@ -272,17 +319,21 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		head := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s", i+1, o.Card, o.Source, region, o.ModeLabel(),
 			unitLabel(o.RentUnit, o.GPUs, 0), o.GPUsUsed, memoryLabel(o), o.Precision, o.TokensPerSecond, o.ThroughputOrigin,
 			money(o.PricePerGPUHour), money(o.UnitPricePerHour))
-		if serving {
-			needed, monthly := "-", "-"
-			if o.Serving != nil {
-				needed, monthly = plural(o.Serving.GPUsNeeded, "GPU"), money(o.Serving.MonthlyCost)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", head, money(o.CostPerMillionTokens), needed, monthly, offer)
-			continue
-		}
 		hidden := 0.0
 		for _, v := range o.HiddenCosts {
 			hidden += v
+		}
+		if serving {
+			needed, headroom, monthly := "-", "-", "-"
+			if sv := o.Serving; sv != nil && o.Fits {
+				needed, monthly = plural(sv.GPUsNeeded, "GPU"), money(sv.MonthlyCost)
+				if j.PeakTokensPerSecond > 0 {
+					headroom = fmt.Sprintf("%.0f%%", sv.HeadroomPct)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", head, money(o.CostPerMillionTokens), needed, headroom, monthly,
+				money(o.ComputeCost), money(hidden), money(o.TotalCost), offer)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", head, money(o.Hours), money(o.WallClockHours)+" h", billedLabel(o), money(o.ComputeCost),
 			money(hidden), money(o.TotalCost), money(o.PessimisticTotalCost), money(o.CostPerMillionTokens), offer)
@@ -312,6 +363,9 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	fmt.Fprintln(w, "\nColumns are the JSON fields of --json: rented = gpus (rent_unit), used = gpus_used, memory_per_gpu_gib (memory_total_gib, layout), precision, tokens_per_second,")
 	fmt.Fprintln(w, "throughput_origin, price_per_gpu_hour, unit_price_per_hour, hours, wall_clock_hours, billed_hours (periods_billed × period_hours), compute_cost, hidden_costs, total_cost,")
 	fmt.Fprintln(w, "pessimistic_total_cost, cost_per_million_tokens, offer (identical_offers).")
+	if serving {
+		fmt.Fprintln(w, "Serving: gpus needed = serving.gpus_needed, headroom = serving.headroom_pct, monthly = serving.monthly_cost; compute + hidden = total_cost, the bill for serving.months.")
+	}
 	explainBest(w, r)
 	printFleets(w, r)
 }
@@ -428,6 +482,34 @@ func explainBest(w io.Writer, r *rank.PlanResult) {
 		}
 		fmt.Fprintf(w, "  hidden: %s; total %s, pessimistic %s (30%% slower and one restart)\n",
 			strings.Join(parts, ", "), money(o.TotalCost), money(o.PessimisticTotalCost))
+	}
+	if sv := o.Serving; sv != nil && j.Tokens == 0 {
+		fmt.Fprintf(w, "  %s × %s at %s %s/h, %s h a month each = %s a month (storage and egress included); over %g month(s): compute %s + hidden %s = total %s; first invoice %s\n",
+			plural(sv.Instances, "instance"), plural(o.GPUs, "GPU"), money(o.UnitPricePerHour), r.Currency, money(sv.BilledHoursPerMonth),
+			money(sv.MonthlyCost), sv.Months, money(o.ComputeCost), money(o.TotalCost-o.ComputeCost), money(o.TotalCost), money(sv.FirstInvoice))
+		if j.PeakTokensPerSecond > 0 {
+			fmt.Fprintf(w, "  carries %.0f tokens/s against a %g peak (%.0f%% headroom); %s per million tokens at the expected load\n",
+				sv.CapacityTokensPerSecond, j.PeakTokensPerSecond, sv.HeadroomPct, money(sv.CostPerMillionTokensAtLoad))
+		}
+		if sv.SequencesPerInstance > 0 {
+			fmt.Fprintf(w, "  each instance runs %.0f sequences: time to first token %.0f ms, per output token %.1f ms (estimated", sv.SequencesPerInstance, sv.TTFTms, sv.TPOTms)
+			if j.SLO != nil {
+				fmt.Fprintf(w, ", at p%g", max(j.SLO.Percentile, rank.DefaultSLOPercentile))
+			}
+			fmt.Fprintln(w, ")")
+		}
+	} else if o.FirstInvoice > 0 && o.FirstInvoice < o.TotalCost {
+		fmt.Fprintf(w, "  first invoice (the first 730 h): %s\n", money(o.FirstInvoice))
+	}
+	if o.DeadlineRisk != "" {
+		fmt.Fprintf(w, "  %s\n", o.DeadlineRisk)
+	}
+	if o.OnDemandTotalCost != nil {
+		fmt.Fprintf(w, "  the same job on demand: %s %s", money(*o.OnDemandTotalCost), r.Currency)
+		if o.CommitmentNote != "" {
+			fmt.Fprintf(w, "; %s", o.CommitmentNote)
+		}
+		fmt.Fprintln(w)
 	}
 	switch {
 	case o.BreakEvenUtilization != nil:
