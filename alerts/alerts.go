@@ -39,10 +39,14 @@ type Choice struct {
 	// GPUs is the GPUs the choice rents (a fixed instance whole).
 	GPUs int `json:"gpus,omitempty"`
 	// PricePerGPUHour and CostPerMillionTokens are in Currency.
-	PricePerGPUHour      float64   `json:"price_per_gpu_hour"`
-	CostPerMillionTokens float64   `json:"cost_per_million_tokens"`
-	Currency             string    `json:"currency"`
-	At                   time.Time `json:"at"`
+	PricePerGPUHour      float64 `json:"price_per_gpu_hour"`
+	CostPerMillionTokens float64 `json:"cost_per_million_tokens"`
+	// UnitPricePerHour and TokensPerSecond are the rental's (a ranked
+	// entry's; 0 for a plan's choice): what a break-even load needs.
+	UnitPricePerHour float64   `json:"unit_price_per_hour,omitempty"`
+	TokensPerSecond  float64   `json:"tokens_per_second,omitempty"`
+	Currency         string    `json:"currency"`
+	At               time.Time `json:"at"`
 }
 
 // Label names the choice for people: card (with the GPUs rented when more

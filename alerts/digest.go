@@ -37,6 +37,9 @@ type WatchDigest struct {
 	// Reference is the cheapest reference price (an index, a median) of the
 	// best's card, for comparison: never ranked.
 	Reference *ReferenceLine `json:"reference,omitempty"`
+	// API is, for a watch that includes APIs, the cheapest API selling the
+	// workload's model beside the best self-hosted option.
+	API *APIComparison `json:"api,omitempty"`
 }
 
 // ReferenceLine is a reference price of a card in the digest's currency.
@@ -105,6 +108,9 @@ func CollectDigest(snap *rank.Snapshot, watches []Watch, series func(string, tim
 			wd.Change7d = changeSince(ss, now.Add(-7*24*time.Hour), cur)
 		}
 		wd.Daily = dailyLows(ss, now)
+		if c, ok := compareAPI(snap, w, wd.Best); ok {
+			wd.API = &c
+		}
 		d.Watches = append(d.Watches, wd)
 	}
 	for _, c := range changes {
@@ -238,8 +244,13 @@ func DigestMessages(d DigestData) []Message {
 		slack.ColumnSetting{Align: slack.ColumnAlignmentRight}, slack.ColumnSetting{Align: slack.ColumnAlignmentRight})
 	hdr := func(s string) slack.TableCell { return slack.NewTableRawTextCell(s) }
 	table.AddRow(hdr("Watch"), hdr("Best"), hdr("Source"), hdr("Price/GPU-h"), hdr("Cost/Mtok"), hdr("24 h"), hdr("7 days"))
-	var runners, refs []string
+	var runners, refs, apis []string
 	for _, w := range d.Watches {
+		if c := w.API; c != nil {
+			line := apiLine(w.Watch, *c)
+			apis = append(apis, esc(line))
+			text = append(text, line)
+		}
 		if w.Best == nil {
 			table.AddRow(hdr(w.Watch), hdr("no offer"), hdr("—"), hdr("—"), hdr("—"), hdr("—"), hdr("—"))
 			text = append(text, fmt.Sprintf("%s: no eligible offer", w.Watch))
@@ -277,6 +288,9 @@ func DigestMessages(d DigestData) []Message {
 	var sections []string
 	if len(runners) > 0 {
 		sections = append(sections, "*Runners-up*\n"+strings.Join(runners, "\n"))
+	}
+	if len(apis) > 0 {
+		sections = append(sections, "*Self-hosted or API* (per million output tokens)\n• "+strings.Join(apis, "\n• "))
 	}
 	if len(refs) > 0 {
 		sections = append(sections, "*Reference prices* (indexes and medians: shown, never ranked)\n• "+strings.Join(refs, "\n• "))
@@ -423,4 +437,21 @@ func blockChars(bs []slack.Block) int {
 		}
 	}
 	return n
+}
+
+// apiLine is a watch's self-hosted-or-API line: both costs per million
+// output tokens, which is cheaper, and the break-even load.
+func apiLine(watch string, c APIComparison) string {
+	self := "no self-hosted option"
+	if c.Self != nil {
+		self = fmt.Sprintf("self-hosted %s on %s at %s", c.Self.Card, c.Self.Source, Money(c.Self.CostPerMillionTokens, c.Self.Currency))
+	}
+	line := fmt.Sprintf("%s: %s; API %s via %s at %s; cheaper: %s", watch, self, c.API.Model, c.API.Provider,
+		Money(c.API.CostPerMillionTokens, c.API.Currency), c.Cheaper)
+	if c.BreakEvenTokensPerDay != nil {
+		line += fmt.Sprintf("; renting pays from %s output tokens a day", TokenCount(*c.BreakEvenTokensPerDay))
+	} else if c.Self != nil {
+		line += "; renting never pays at these prices"
+	}
+	return line
 }

@@ -34,6 +34,11 @@ type Watch struct {
 	Regions         []string
 	Providers       []string
 	Rules           Rules
+	// IncludeAPI compares a serving workload's best self-hosted option
+	// with the cheapest inference API selling its model: a flip between
+	// them is posted (confirmed like a best-choice change), and the
+	// digest has a line for it.
+	IncludeAPI bool
 }
 
 // FailingRuns is how many failed runs in a row make a source failing for
@@ -95,6 +100,17 @@ func (e *Engine) Evaluate(ctx context.Context, snap *rank.Snapshot, health map[s
 		n, err := e.evaluate(snap, w, health, silences, paused, now)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("watch %s: %w", w.Name, err))
+		}
+		enqueued = enqueued || n > 0
+		if !w.IncludeAPI || paused {
+			continue
+		}
+		self, _, err := Current(snap, w, now)
+		if err == nil {
+			n, err = e.evaluateFlip(snap, w, self, IsSilenced(silences, w.Name, now), now)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("watch %s (api): %w", w.Name, err))
 		}
 		enqueued = enqueued || n > 0
 	}
@@ -210,6 +226,7 @@ func toChoice(snap *rank.Snapshot, b rank.Entry, cur string, now time.Time) (*Ch
 	return &Choice{
 		Key: e.Key, Card: e.Card, Source: e.Source, OfferID: e.OfferID, Region: e.Region, Mode: e.Mode, GPUs: e.GPUs,
 		PricePerGPUHour: e.PricePerGPUHour, CostPerMillionTokens: e.CostPerMillionTokens,
+		UnitPricePerHour: e.UnitPricePerHour, TokensPerSecond: e.TokensPerSecond,
 		Currency: cur, At: now,
 	}, nil
 }

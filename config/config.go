@@ -115,6 +115,10 @@ type Watch struct {
 	Currency  string   `yaml:"currency"`
 	Regions   []string `yaml:"regions"`
 	Providers []string `yaml:"providers"`
+	// IncludeAPI compares a serving workload's best self-hosted option
+	// with the cheapest inference API selling its model (token sources):
+	// a flip between the two is posted, and the digest has a line for it.
+	IncludeAPI bool `yaml:"include_api"`
 	// Overrides of the alerts-wide rules.
 	MinChangePct       *float64       `yaml:"min_change_pct"`
 	MinChangeAbs       *float64       `yaml:"min_change_abs"`
@@ -225,12 +229,14 @@ func Default() *Config {
 }
 
 // DefaultWatches are the watches used when the config names none: every
-// built-in workload, best on-demand and best spot.
+// built-in workload, best on-demand and best spot; a serving workload's
+// on-demand watch also compares it with the APIs selling its model.
 func DefaultWatches(workloads []string) []Watch {
 	var ws []Watch
 	for _, w := range workloads {
 		for _, m := range pricewatch.DefaultModes() {
-			ws = append(ws, Watch{Name: w + "/" + string(m), Workload: w, Modes: []string{string(m)}})
+			ws = append(ws, Watch{Name: w + "/" + string(m), Workload: w, Modes: []string{string(m)},
+				IncludeAPI: strings.HasPrefix(w, "serve-") && m == pricewatch.ModeOnDemand})
 		}
 	}
 	return ws

@@ -627,7 +627,7 @@ func TestDefaultWatches(t *testing.T) {
 			{Name: "lora-7b/spot", Workload: "lora-7b", Modes: []string{"spot"}},
 		}},
 		{"Two", []string{"serve-7b", "qlora-7b"}, []config.Watch{
-			{Name: "serve-7b/ondemand", Workload: "serve-7b", Modes: []string{"ondemand"}},
+			{Name: "serve-7b/ondemand", Workload: "serve-7b", Modes: []string{"ondemand"}, IncludeAPI: true}, // a serving workload: compared with APIs
 			{Name: "serve-7b/spot", Workload: "serve-7b", Modes: []string{"spot"}},
 			{Name: "qlora-7b/ondemand", Workload: "qlora-7b", Modes: []string{"ondemand"}},
 			{Name: "qlora-7b/spot", Workload: "qlora-7b", Modes: []string{"spot"}},

@@ -35,6 +35,9 @@ type HistoryQuery struct {
 	// Before adds the state in force at Since as a first point, at the
 	// time of the change that set it (the dashboard's chart starts there).
 	Before bool
+	// IncludeAPI adds the series of the cheapest API selling a serving
+	// workload's model (include_api=true).
+	IncludeAPI bool
 }
 
 // HistoryResponse is the /v1/history answer: the best of one card for a
@@ -49,6 +52,12 @@ type HistoryResponse struct {
 	Until    time.Time         `json:"until"`
 	Step     string            `json:"step,omitempty"`
 	Points   []history.Point   `json:"points"`
+	// API is, with include_api=true for a serving workload an API sells,
+	// that API's cost per million output tokens at the workload's mix at
+	// each stored change of its price in the range (the first point is
+	// the price in force at Since), and APIModel what it is.
+	API      []APIPoint `json:"api,omitempty"`
+	APIModel string     `json:"api_model,omitempty"`
 	// Stored: answered from the stored best series (the header
 	// X-Pricewatch-History says so; the body is the same either way).
 	Stored bool `json:"-"`
@@ -75,7 +84,13 @@ func storedHistory(ctx context.Context, hb HistoryBackend, q HistoryQuery, f his
 }
 
 // historyParams are the parameters of /v1/history.
-var historyParams = []string{"card", "workload", "mode", "currency", "max_gpus", "available", "source", "since", "until", "step"}
+var historyParams = []string{"card", "workload", "mode", "currency", "max_gpus", "available", "source", "since", "until", "step", "include_api"}
+
+// APIPoint is an API's cost per million output tokens from a time on.
+type APIPoint struct {
+	At                   time.Time `json:"at"`
+	CostPerMillionTokens float64   `json:"cost_per_million_tokens"`
+}
 
 // ParseHistoryQuery validates /v1/history parameters: the /v1/best ones
 // (card required here) with their errors, plus source, since, until (an
@@ -97,6 +112,13 @@ func ParseHistoryQuery(q url.Values, snap *rank.Snapshot, sources map[string]boo
 		return HistoryQuery{}, err
 	}
 	hq := HistoryQuery{BestQuery: bq.canonical(), Source: q.Get("source")}
+	switch v := q.Get("include_api"); v {
+	case "", "false":
+	case "true":
+		hq.IncludeAPI = true
+	default:
+		return hq, pricewatch.Errorf(pricewatch.EInvalid, "include_api must be true or false, got %q", v)
+	}
 	if hq.Card == "" {
 		return hq, pricewatch.Errorf(pricewatch.EInvalid, "parameter card is required (a canonical id such as A100-80GB-SXM, RTX-4090)")
 	}
@@ -207,7 +229,73 @@ func History(ctx context.Context, snap *rank.Snapshot, hb HistoryBackend, q Hist
 	case 24 * time.Hour:
 		resp.Step = "1d"
 	}
+	if q.IncludeAPI {
+		if err := apiSeries(hb, snap, q, resp); err != nil {
+			return nil, err
+		}
+	}
 	return resp, nil
+}
+
+// apiSeries fills a history answer's API series: the stored price changes
+// of the cheapest API now selling the workload's model, priced at the
+// workload's mix as the ranking prices it (rank.CheapestAPI over that one
+// price), at most history.MaxPoints of them.
+func apiSeries(hb HistoryBackend, snap *rank.Snapshot, q HistoryQuery, resp *HistoryResponse) error {
+	w, ok := snap.Workload(q.Workload)
+	if !ok {
+		return nil
+	}
+	api, ok := snap.CheapestAPI(w, q.Currency)
+	if !ok {
+		return nil
+	}
+	resp.APIModel = api.Model + " via " + api.Provider
+	rows, err := hb.Store().TokenHistory(api.Key, time.Unix(0, 0), 0)
+	if err != nil {
+		return err
+	}
+	var cur *pricewatch.TokenPrice
+	for _, t := range snap.TokenPrices() {
+		if t.Key == api.Key {
+			cur = &t
+			break
+		}
+	}
+	if cur == nil {
+		return nil
+	}
+	price := func(r store.TokenChange) (float64, bool) {
+		t := *cur
+		t.InputPerMillion, t.OutputPerMillion, t.Currency = r.InputPerMillion, r.OutputPerMillion, r.Currency
+		a, ok := rank.CheapestAPI([]pricewatch.TokenPrice{t}, t.Preset, w.InputTokens, w.OutputTokens, w.CachedPromptShare, snap.Rates, q.Currency)
+		return a.CostPerMillionTokens, ok
+	}
+	var before *APIPoint
+	for _, r := range rows {
+		if r.Event == "vanished" {
+			continue
+		}
+		c, ok := price(r)
+		if !ok {
+			continue
+		}
+		p := APIPoint{At: r.At, CostPerMillionTokens: c}
+		switch {
+		case r.At.Before(q.Since):
+			before = &p
+		case !r.At.After(q.Until):
+			resp.API = append(resp.API, p)
+		}
+	}
+	if before != nil {
+		before.At = q.Since
+		resp.API = append([]APIPoint{*before}, resp.API...)
+	}
+	if len(resp.API) > history.MaxPoints {
+		resp.API = resp.API[len(resp.API)-history.MaxPoints:]
+	}
+	return nil
 }
 
 // currentOf is what a history of one card reads of the snapshot: that

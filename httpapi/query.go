@@ -55,6 +55,12 @@ type BestResponse struct {
 	// Filters echoes the narrowing the answer was ranked with (absent:
 	// none).
 	Filters *rank.Narrowing `json:"filters,omitempty"`
+	// API is, for a serving workload whose model an inference API sells,
+	// the cheapest API's price at the workload's mix: cost per million
+	// output tokens comparable with the cards' (absent otherwise). Cheaper
+	// says which is cheapest: "api" or "self-hosted".
+	API     *rank.APIOption `json:"api,omitempty"`
+	Cheaper string          `json:"cheaper,omitempty"`
 	// Demo is true when the prices come from bundled fixtures (a daemon
 	// started with --demo or --fixtures), not from the providers.
 	Demo bool `json:"demo"`
@@ -209,6 +215,14 @@ func Best(snap *rank.Snapshot, q BestQuery) (*BestResponse, error) {
 	}
 	if q.IncludeUnfit {
 		resp.Unfit = snap.Unfit(q.Workload, f)
+	}
+	if w, ok := snap.Workload(q.Workload); ok {
+		if api, ok := snap.CheapestAPI(w, q.Currency); ok {
+			resp.API, resp.Cheaper = &api, "api"
+			if len(resp.Cards) > 0 && resp.Cards[0].CostPerMillionTokens < api.CostPerMillionTokens {
+				resp.Cheaper = "self-hosted"
+			}
+		}
 	}
 	return resp, nil
 }

@@ -61,6 +61,17 @@ func (p *Pipeline) Check(ctx context.Context, capture func(string) string) ([]So
 				c.Unavailable++
 			}
 		}
+		tokens, err := p.store.TokenPrices(s.Source)
+		if err != nil {
+			return nil, fmt.Errorf("source check: %w", err)
+		}
+		for _, t := range tokens {
+			// A token price maps to a model preset, as an offer to a card.
+			c.Offers++
+			if t.Preset != "" {
+				c.Mapped++
+			}
+		}
 		if c.Offers > 0 {
 			c.MappedShare = float64(c.Mapped) / float64(c.Offers)
 		}

@@ -211,7 +211,7 @@ func (p *Pipeline) watches() ([]alerts.Watch, error) {
 			cur = p.cfg.Ranking.BaseCurrency
 		}
 		aw := alerts.Watch{Name: w.Name, Workload: w.Workload, Card: w.Card, Modes: modes, MaxGPUs: w.MaxGPUs, AnyAvailability: w.Available == "any", Currency: cur,
-			Regions: w.Regions, Providers: w.Providers, Rules: w.RulesOver(p.cfg.Alerts.Rules)}
+			Regions: w.Regions, Providers: w.Providers, Rules: w.RulesOver(p.cfg.Alerts.Rules), IncludeAPI: w.IncludeAPI}
 		if w.Job != nil {
 			// The job goes through the endpoint's strict decoder, so a watch
 			// names a bad field just as POST /v1/plan would.
@@ -583,7 +583,7 @@ func safeScrape(ctx context.Context, s scrapers.Scraper, env *scrapers.Env) (res
 	if err != nil {
 		return res, err
 	}
-	if len(res.Observations) == 0 && res.Rates == nil {
+	if len(res.Observations) == 0 && res.Rates == nil && len(res.TokenPrices) == 0 {
 		return res, scrapers.ErrNothingParsed
 	}
 	return res, nil
@@ -608,6 +608,9 @@ func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store
 			}
 		}
 		res.Rates.FetchedAt = at
+	}
+	if res.TokenPrices != nil {
+		return p.checkTokens(name, res)
 	}
 	if len(res.Observations) == 0 {
 		return rr, nil
@@ -731,10 +734,14 @@ func (p *Pipeline) BuildView() (*View, error) {
 	if v := p.View(); v != nil {
 		prev = v.Snapshot
 	}
+	tokens, err := p.liveTokenPrices()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	snap := rank.BuildPacks(live, profiles, p.workloads, p.catalog, rank.Options{
 		Now: p.now(), StaleAfter: stale, ReliabilityFloor: p.cfg.Ranking.ReliabilityFloor,
-		Base: p.cfg.Ranking.BaseCurrency, Rates: rates,
+		Base: p.cfg.Ranking.BaseCurrency, Rates: rates, TokenPrices: tokens,
 	}, prev)
 	p.metrics.rankSeconds.Set(time.Since(start).Seconds())
 	return &View{Snapshot: snap, Health: health}, nil

@@ -23,6 +23,9 @@ type Options struct {
 	// Base is the currency entries are compared in; Rates convert to it.
 	Base  string
 	Rates *pricewatch.Rates
+	// TokenPrices are the inference APIs' per-token prices (token sources),
+	// compared with self-hosting in serving plans and rankings.
+	TokenPrices []pricewatch.TokenPrice
 }
 
 // Entry is one ranked option: an offer rented at its own unit (a fixed
@@ -95,6 +98,19 @@ func (e Entry) In(snap *Snapshot, cur string) (Entry, error) {
 	e.UnitPricePerHour *= f
 	e.CostPerMillionTokens *= f
 	return e, nil
+}
+
+// TokenPrices are the per-token API prices the snapshot was built with.
+func (s *Snapshot) TokenPrices() []pricewatch.TokenPrice { return s.opt.TokenPrices }
+
+// CheapestAPI is the cheapest API price of a workload's model (its preset)
+// in the snapshot, at the workload's mix of input and output tokens, in
+// currency.
+func (s *Snapshot) CheapestAPI(w Workload, currency string) (APIOption, bool) {
+	if w.Method != MethodServe {
+		return APIOption{}, false
+	}
+	return CheapestAPI(s.opt.TokenPrices, w.Model.Name, w.InputTokens, w.OutputTokens, w.CachedPromptShare, s.Rates, currency)
 }
 
 // ModeLabel writes the entry's mode, a marketplace bid as "bid".

@@ -279,6 +279,14 @@ type PlanResult struct {
 	Fleets []FleetPlan `json:"fleets,omitempty"`
 	// FleetsConsidered is how many fleets there were before Limit.
 	FleetsConsidered int `json:"fleets_considered,omitempty"`
+	// API is, for serving a model some inference API sells, the cheapest
+	// such API at the job's mix; BreakEvenTokensPerDay the output tokens
+	// a day above which the cheapest self-hosted option (BreakEvenOption,
+	// its key) costs less, fixed costs included, or BreakEven "never".
+	API                   *APIOption `json:"api,omitempty"`
+	BreakEvenTokensPerDay *float64   `json:"break_even_tokens_per_day,omitempty"`
+	BreakEvenOption       string     `json:"break_even_option,omitempty"`
+	BreakEven             string     `json:"break_even,omitempty"`
 }
 
 // Plan prices the job on every eligible offer of the snapshot in the job's
@@ -399,6 +407,7 @@ func (s *Snapshot) Plan(job Job, owned []Owned, cat *normalize.Catalog) (*PlanRe
 			cmp.Compare(a.PricePerGPUHour, b.PricePerGPUHour), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Key, b.Key))
 	})
 	opts = collapse(opts)
+	s.planAPI(res, job, opts) // over every option, before Limit cuts them
 	res.Considered = len(opts)
 	if len(opts) > job.Limit {
 		opts = opts[:job.Limit]

@@ -28,6 +28,9 @@ type Scraper interface {
 type Result struct {
 	Observations []pricewatch.Observation
 	Rates        *pricewatch.Rates
+	// TokenPrices are an inference API's per-token prices (a token
+	// source's whole list; Key, Preset and times are set by the pipeline).
+	TokenPrices []pricewatch.TokenPrice
 }
 
 // Settings are the options every source has, from config

@@ -29,6 +29,8 @@
 //	  health/   <source>                              → Health (last run, last success, failures)
 //	  profiles/ <card> 0x00 <workload>                → rank.Profile (measured, published, estimated)
 //	  fx/       "latest" | <YYYY-MM-DD>               → pricewatch.Rates (last good rates kept)
+//	  tokens/   <source> 0x00 <token key>             → pricewatch.TokenPrice (an API's per-token price, JSON)
+//	  tokenhist/ <token key> 0x00 <time>              → TokenChange (new, changed, vanished; JSON)
 //	  alerts/   <watch>                               → alert state (owned by package alerts)
 //	  series/   <watch>/ <time>                       → Sample (a watch's best cost over time; 30 days)
 //	  outbox/   <8-byte sequence>                     → Message (Slack messages, delivered in order;

@@ -139,7 +139,7 @@ func checkVersion(tx *bolt.Tx) error {
 // rootBuckets are the buckets under the root of schema 2.
 var rootBuckets = [][]byte{bOffers, bRuns, bHealth, bProfiles, bFX, bAlerts,
 	bSeen, bOfferIDs, bOfferKeys, bTerms, bTermIDs, bHist, bChangeIdx,
-	bSeries, bOutbox, bSilences, bNotify, bCardIDs, bBest}
+	bSeries, bOutbox, bSilences, bNotify, bCardIDs, bBest, bTokens, bTokenHist}
 
 func initBuckets(tx *bolt.Tx) error {
 	m, err := tx.CreateBucketIfNotExists(bMeta)
@@ -359,10 +359,13 @@ type HeldState struct {
 // sources. Pending and HeldOffers are the source's confirmation state
 // after the run (stored in its health).
 type RunResult struct {
-	Run        pricewatch.Run
-	Offers     []pricewatch.Offer
-	Keep       []string
-	Rates      *pricewatch.Rates
+	Run    pricewatch.Run
+	Offers []pricewatch.Offer
+	Keep   []string
+	Rates  *pricewatch.Rates
+	// Tokens, for a token-price source, is its complete current list (the
+	// pipeline has kept held prices at their accepted level).
+	Tokens     []pricewatch.TokenPrice
 	Pending    *Level
 	HeldOffers map[string]HeldState
 	// Anchor, when set, replaces the source's anchor (an applied run's).
@@ -402,6 +405,13 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 				return fmt.Errorf("apply offers: %w", err)
 			}
 			run.Changes = len(chs)
+			if rr.Tokens != nil {
+				n, err := applyTokens(tx, run.Source, run.Started, rr.Tokens)
+				if err != nil {
+					return fmt.Errorf("apply token prices: %w", err)
+				}
+				run.Changes += n
+			}
 			if rr.Rates != nil {
 				if err := putRates(tx, rr.Rates); err != nil {
 					return fmt.Errorf("put rates: %w", err)

@@ -367,7 +367,38 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 		fmt.Fprintln(w, "Serving: gpus needed = serving.gpus_needed, headroom = serving.headroom_pct, monthly = serving.monthly_cost; compute + hidden = total_cost, the bill for serving.months.")
 	}
 	explainBest(w, r)
+	printAPI(w, r)
 	printFleets(w, r)
+}
+
+// printAPI shows the cheapest inference API selling a served model beside
+// the self-hosted options, and the load where renting starts to pay.
+func printAPI(w io.Writer, r *rank.PlanResult) {
+	a := r.API
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nAPI: %s via %s (%s): %s in, %s out per million tokens", a.Model, a.Provider, a.Source,
+		money(a.InputPricePerMillion), money(a.OutputPricePerMillion))
+	if a.CachedInputPricePerMillion > 0 {
+		fmt.Fprintf(w, ", %s cached", money(a.CachedInputPricePerMillion))
+	}
+	fmt.Fprintf(w, " = %s %s per million output tokens at this job's mix", money(a.CostPerMillionTokens), a.Currency)
+	if a.MonthlyCost > 0 {
+		fmt.Fprintf(w, "; %s a month at the load", money(a.MonthlyCost))
+	}
+	if a.Quantization != "" {
+		fmt.Fprintf(w, "; served in %s", a.Quantization)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case r.BreakEvenTokensPerDay != nil:
+		fmt.Fprintf(w, "  self-hosting costs less above %s output tokens a day (%s, start-up and storage included)\n",
+			tokenCount(*r.BreakEvenTokensPerDay), r.BreakEvenOption)
+	case r.BreakEven == "never":
+		fmt.Fprintln(w, "  no self-hosted option here costs less per token than the API, even fully used")
+	}
+	fmt.Fprintf(w, "  %s\n", a.Note)
 }
 
 // printFleets shows each card's cheapest mix of committed and on-demand

@@ -20,6 +20,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/lambda"       // Lambda pricing page
 	_ "github.com/pricewatch/pricewatch/scrapers/linode"       // Akamai (Linode) instance types API
 	_ "github.com/pricewatch/pricewatch/scrapers/matpool"      // 矩池云 matpool machine market (CNY, token)
+	_ "github.com/pricewatch/pricewatch/scrapers/openrouter"   // OpenRouter model list: per-token API prices
 	_ "github.com/pricewatch/pricewatch/scrapers/oracle"       // Oracle Cloud price list (cetools products API)
 	_ "github.com/pricewatch/pricewatch/scrapers/ovhcloud"     // OVHcloud public order catalog (Public Cloud, EUR)
 	_ "github.com/pricewatch/pricewatch/scrapers/runpod"       // RunPod GraphQL

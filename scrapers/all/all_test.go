@@ -41,8 +41,8 @@ func TestFixtures_RentTerms(t *testing.T) {
 		results := runs(t, name, srv.URL)
 		for _, res := range results {
 			nr := normalize.DefaultCatalog().Normalize(res.Observations, scrapertest.At)
-			if len(res.Observations) == 0 && res.Rates == nil {
-				t.Errorf("%s: neither offers nor rates from the fixtures", name)
+			if len(res.Observations) == 0 && res.Rates == nil && len(res.TokenPrices) == 0 {
+				t.Errorf("%s: neither offers, rates nor token prices from the fixtures", name)
 			}
 			if nr.Invalid != nil {
 				t.Errorf("%s: invalid observations: %v", name, nr.Invalid)
