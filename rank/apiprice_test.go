@@ -7,7 +7,6 @@ import (
 
 	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/fixtures"
-	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers/openrouter"
 )
@@ -79,13 +78,7 @@ func TestAPI_CheapestFromTheCapture(t *testing.T) {
 // profile (1,000 tokens/s on one H100, a round figure for the test) and
 // the capture's token prices.
 func tokenSnap(t *testing.T, offers ...pricewatch.Offer) *rank.Snapshot {
-	t.Helper()
-	cat := normalize.DefaultCatalog()
-	ws := rank.BuiltinWorkloads()
-	profiles := append(rank.SeedProfiles(cat, ws),
-		rank.Profile{Card: "H100-80GB-SXM", Workload: "serve-qwen3-30b-a3b", TokensPerSecond: 1000, Origin: rank.OriginMeasured, GPUs: 1})
-	return rank.Build(offers, profiles, ws, cat, rank.Options{Now: now, ReliabilityFloor: 0.95, Base: "USD",
-		Rates: &pricewatch.Rates{Base: "EUR", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}, TokenPrices: captureTokens(t)})
+	return measuredSnap(t, rank.Profile{Card: "H100-80GB-SXM", Workload: "serve-qwen3-30b-a3b", TokensPerSecond: 1000}, captureTokens(t), offers...)
 }
 
 func TestPlan_APIBreakEven(t *testing.T) {

@@ -10,16 +10,20 @@ import (
 	"github.com/pricewatch/pricewatch/rank"
 )
 
-// servingSnap is planSnap with a measured serve-7b profile: 200 tokens/s
-// on one RTX 4090, so fleets can be worked by hand.
-func servingSnap(t *testing.T, offers ...pricewatch.Offer) *rank.Snapshot {
+// measuredSnap builds a snapshot over offers with one measured serving
+// profile (one GPU) and token prices, so fleets can be worked by hand.
+func measuredSnap(t *testing.T, m rank.Profile, tokens []pricewatch.TokenPrice, offers ...pricewatch.Offer) *rank.Snapshot {
 	t.Helper()
 	cat := normalize.DefaultCatalog()
 	ws := rank.BuiltinWorkloads()
-	profiles := append(rank.SeedProfiles(cat, ws),
-		rank.Profile{Card: "RTX-4090", Workload: "serve-7b", TokensPerSecond: 200, Origin: rank.OriginMeasured, GPUs: 1})
-	return rank.Build(offers, profiles, ws, cat, rank.Options{Now: now, ReliabilityFloor: 0.95, Base: "USD",
-		Rates: &pricewatch.Rates{Base: "EUR", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}})
+	m.Origin, m.GPUs = rank.OriginMeasured, 1
+	return rank.Build(offers, append(rank.SeedProfiles(cat, ws), m), ws, cat, rank.Options{Now: now, ReliabilityFloor: 0.95, Base: "USD",
+		Rates: &pricewatch.Rates{Base: "EUR", Rates: map[string]float64{"USD": 1.0163, "CNY": 6.8095}}, TokenPrices: tokens})
+}
+
+// servingSnap: serve-7b measured at 200 tokens/s on one RTX 4090.
+func servingSnap(t *testing.T, offers ...pricewatch.Offer) *rank.Snapshot {
+	return measuredSnap(t, rank.Profile{Card: "RTX-4090", Workload: "serve-7b", TokensPerSecond: 200}, nil, offers...)
 }
 
 func planOf(t *testing.T, snap *rank.Snapshot, spec rank.JobSpec) *rank.PlanResult {
