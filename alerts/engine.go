@@ -63,6 +63,29 @@ type Engine struct {
 	Wake func()
 	// Result, if set, counts outcomes by kind.
 	Result func(kind string)
+	// HoldBand is the ingest band: a held level whose factor moves by it
+	// from the one announced is announced again (0: DefaultHoldBand).
+	HoldBand float64
+}
+
+// DefaultHoldBand is the ingest gate's default band (config.DefaultIngest).
+const DefaultHoldBand = 3
+
+// movedBeyond reports whether a held level moved from the one announced so
+// that it must be announced again: its factor by the band or more, or, for
+// a level without a factor, to another level (store.SameLevel).
+func movedBeyond(announced, now store.Level, band float64) bool {
+	if band <= 1 {
+		band = DefaultHoldBand
+	}
+	if announced.Kind != now.Kind || announced.Mode != now.Mode {
+		return true
+	}
+	if announced.Factor > 0 && now.Factor > 0 {
+		r := now.Factor / announced.Factor
+		return r >= band || r <= 1/band
+	}
+	return !store.SameLevel(announced, now)
 }
 
 func (e *Engine) count(k string) {
@@ -275,6 +298,13 @@ type sourceState struct {
 	Alerted bool `json:"alerted"`
 }
 
+// holdState is the notification state of a source's held level: the
+// level announced, so that a level that moves is announced again.
+type holdState struct {
+	Alerted bool         `json:"alerted"`
+	Level   *store.Level `json:"level,omitempty"`
+}
+
 // sourceHealth posts once when a source has failed FailingRuns runs in a
 // row and once when it recovers, and once when more than half the sources
 // fail (data quality degraded, change posts paused) and once when that
@@ -316,16 +346,20 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		// rearms the post.
 		waits := h.Hold != "" && h.Pending != nil && h.Pending.NeedsAccept
 		ids, err = e.Store.Decide("hold:"+name, func(raw []byte) (any, []store.Message, error) {
-			var st sourceState
+			var st holdState
 			if raw != nil {
 				_ = json.Unmarshal(raw, &st)
 			}
 			switch {
-			case waits && !st.Alerted:
+			case waits && (!st.Alerted || st.Level != nil && movedBeyond(*st.Level, *h.Pending, e.HoldBand)):
+				// New, or moved by the band from the level announced (an
+				// accept names the level it was shown: a level that moved
+				// this far must be shown again).
 				m, err := encode("health", "", HoldMessage(name, h), now)
-				return sourceState{Alerted: true}, []store.Message{m}, err
+				lv := *h.Pending
+				return holdState{Alerted: true, Level: &lv}, []store.Message{m}, err
 			case !waits && st.Alerted:
-				return sourceState{Alerted: false}, nil, nil
+				return holdState{}, nil, nil
 			}
 			return nil, nil, nil
 		})

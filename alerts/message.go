@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -129,8 +130,12 @@ func HealthMessage(source string, h store.Health, recovered bool) Message {
 func HoldMessage(source string, h store.Health) Message {
 	title := "Source " + source + " is held"
 	// The reason says what moved and how to accept it from the CLI.
-	text := fmt.Sprintf("Source %s is held: %s (they go stale if this lasts). Over the API: POST /v1/sources/%s/accept with the API token.",
-		source, h.HoldReason, source)
+	label := ""
+	if h.Pending != nil {
+		label = h.Pending.Label()
+	}
+	text := fmt.Sprintf("Source %s is held: %s (they go stale if this lasts). Over the API: POST /v1/sources/%s/accept?level=%s with the API token; a level that moved since this message is refused and announced again.",
+		source, h.HoldReason, source, url.QueryEscape(label))
 	return Message{Text: esc(text), Blocks: []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
 		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),

@@ -13,7 +13,7 @@ import (
 // SourceAccepter is the optional part of a Backend that accepts the level
 // a held source shows and runs the source (the pipeline).
 type SourceAccepter interface {
-	Accept(ctx context.Context, source, by string) (store.Level, pipeline.Summary, error)
+	Accept(ctx context.Context, source, by, level string) (store.Level, pipeline.Summary, error)
 }
 
 // AcceptResult is the answer of POST /v1/sources/{source}/accept: the
@@ -24,8 +24,12 @@ type AcceptResult struct {
 	Run      ScrapeResult `json:"run"`
 }
 
+// acceptSource accepts the held level the request names (?level=, the
+// label /v1/sources and the hold message show): a level that moved since
+// is a 409 naming the current one, as is a level accepted already (of
+// concurrent accepts one applies).
 func (s *Server) acceptSource(w http.ResponseWriter, r *http.Request) error {
-	src, err := s.sourceAction(r)
+	src, err := s.sourceAction(r, "level")
 	if err != nil {
 		return err
 	}
@@ -33,10 +37,14 @@ func (s *Server) acceptSource(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return pricewatch.Errorf(pricewatch.ENotFound, "accepting a source is not available")
 	}
-	lv, sum, err := acc.Accept(r.Context(), src, "api")
+	lv, sum, err := acc.Accept(r.Context(), src, "api", r.URL.Query().Get("level"))
 	switch {
 	case errors.Is(err, store.ErrNothingToAccept):
 		return pricewatch.Errorf(EConflict, "source %s: nothing to accept: no held level waits for an operator", src)
+	case errors.Is(err, store.ErrLevelRequired):
+		return pricewatch.Errorf(pricewatch.EInvalid, "level: required: %v (?level=%s accepts it)", err, lv.Label())
+	case errors.Is(err, store.ErrLevelChanged), errors.Is(err, store.ErrAlreadyAccepted):
+		return pricewatch.Errorf(EConflict, "level: %v", err)
 	case err != nil && lv.AcceptedBy == "":
 		return err
 	}

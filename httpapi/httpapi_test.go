@@ -334,7 +334,7 @@ func TestSources_Status(t *testing.T) {
 		if s.Status != httpapi.StatusOK || s.LastSuccess == nil || s.LastRun == nil || s.Schedule == "" {
 			t.Errorf("%+v", s)
 		}
-		if s.Name == "vast" && (s.Offers != 1318 || s.UnknownGPUs["A100X (80 GB)"] == 0 || s.UnknownGPUs["RTX A5000 (24 GB)"] != 0) {
+		if s.Name == "vast" && (s.Offers != 1214 || s.UnknownGPUs["A100X (80 GB)"] == 0 || s.UnknownGPUs["RTX A5000 (24 GB)"] != 0) {
 			t.Errorf("vast: offers %d unknown %v", s.Offers, s.UnknownGPUs)
 		}
 	}
@@ -349,7 +349,7 @@ func TestAPI_HealthAndMetrics(t *testing.T) {
 	h.get(t, "/v1/best?workload=lora-7b")
 	code, body = h.get(t, "/metrics")
 	for _, m := range []string{"pricewatch_scrape_runs_total", "pricewatch_source_up", "pricewatch_http_requests_total",
-		`pricewatch_source_offers{source="vast"} 1318`} {
+		`pricewatch_source_offers{source="vast"} 1214`} {
 		if !strings.Contains(string(body), m) {
 			t.Errorf("metrics lack %s", m)
 		}

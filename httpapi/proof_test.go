@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,5 +36,28 @@ func TestDaemonProof(t *testing.T) {
 	// The proof binds the address: a daemon at another address answers differently.
 	if bytes.Equal(httpapi.DaemonProof(secret, "127.0.0.1:9090", c), httpapi.DaemonProof(secret, "127.0.0.1:8080", c)) {
 		t.Error("the proof does not depend on the address")
+	}
+}
+
+// key=token: the daemon proves it holds the API token (HMAC keyed by it,
+// over the Host the client dialled); without a token it has nothing to
+// prove (404); another key is a 400 naming it.
+func TestDaemonProof_KeyedByTheToken(t *testing.T) {
+	h := newPlanHarness(t, "tok")
+	c := strings.Repeat("5a", 32)
+	code, body := h.do(t, http.MethodGet, "/v1/daemon/proof?key=token&challenge="+c, "", "")
+	var out struct{ Proof string }
+	json.Unmarshal(body, &out)
+	raw, _ := hex.DecodeString(c)
+	// httptest.NewRequest dials example.com.
+	if want := hex.EncodeToString(httpapi.TokenProof("tok", "example.com", raw)); code != 200 || out.Proof != want {
+		t.Errorf("%d %s, want proof %s", code, body, want)
+	}
+	if code, body := h.do(t, http.MethodGet, "/v1/daemon/proof?key=nope&challenge="+c, "", ""); code != 400 || !strings.Contains(string(body), "key:") {
+		t.Errorf("key=nope: %d %s", code, body)
+	}
+	none := newPlanHarness(t, "")
+	if code, _ := none.do(t, http.MethodGet, "/v1/daemon/proof?key=token&challenge="+c, "", ""); code != 404 {
+		t.Errorf("no token: %d", code)
 	}
 }

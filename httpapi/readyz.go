@@ -109,11 +109,11 @@ func NewScrapeResult(sum pipeline.Summary) ScrapeResult {
 
 // sourceAction checks a token-guarded POST on /v1/…/{source}: the token,
 // no query parameters, a known source. It returns the source.
-func (s *Server) sourceAction(r *http.Request) (string, error) {
+func (s *Server) sourceAction(r *http.Request, params ...string) (string, error) {
 	if err := s.authorize(r); err != nil {
 		return "", err
 	}
-	if err := checkParams(r.URL.Query()); err != nil {
+	if err := checkParams(r.URL.Query(), params...); err != nil {
 		return "", err
 	}
 	src := r.PathValue("source")

@@ -105,6 +105,9 @@ func judge(in gateIn) gateOut {
 		if lv, why := outsideMarket(in, cells); why != "" {
 			return holdLevel(in, out, cells, pricewatch.RunQuarantined, why, lv)
 		}
+		if lv, why := outsideReference(in, cells); why != "" {
+			return holdLevel(in, out, cells, pricewatch.RunQuarantined, why, lv)
+		}
 		out.anchor = anchorOf(cells, in.market, in.now, "first run")
 	}
 	return holdOutliers(in, out, anchor, cells)
@@ -127,8 +130,8 @@ func holdLevel(in gateIn, out gateOut, cells map[string]*cell, hold pricewatch.R
 		return out
 	}
 	out.hold, out.pending, out.offers = hold, lv, nil
-	out.reason = fmt.Sprintf("%s: held until the market moves with it or an operator accepts it (pricewatch sources accept %s); %d run(s) in a row since %s, last good offers kept",
-		why, in.source, lv.Runs, lv.Since.UTC().Format(time.RFC3339))
+	out.reason = fmt.Sprintf("%s: held until the market moves with it or an operator accepts it (pricewatch sources accept %s --level %s); %d run(s) in a row since %s, last good offers kept",
+		why, in.source, lv.Label(), lv.Runs, lv.Since.UTC().Format(time.RFC3339))
 	out.heldState = in.health.HeldOffers
 	return out
 }
@@ -140,25 +143,8 @@ const (
 	levelBand   = "band"
 )
 
-// sameLevel: the same kind, a factor within 10%, mapped counts per mode
-// within 10% (or 2 offers).
-func sameLevel(a, b store.Level) bool {
-	if a.Kind != b.Kind || a.Mode != b.Mode {
-		return false
-	}
-	if a.Factor != 0 || b.Factor != 0 {
-		if b.Factor == 0 || math.Abs(a.Factor/b.Factor-1) > 0.1 {
-			return false
-		}
-	}
-	for _, m := range modesOf(a.Mapped, b.Mapped) {
-		x, y := float64(a.Mapped[m]), float64(b.Mapped[m])
-		if math.Abs(x-y) > math.Max(2, 0.1*math.Max(x, y)) {
-			return false
-		}
-	}
-	return true
-}
+// sameLevel is store.SameLevel: the comparison accepts name levels by.
+func sameLevel(a, b store.Level) bool { return store.SameLevel(a, b) }
 
 func modesOf(ms ...map[pricewatch.Mode]int) []pricewatch.Mode {
 	var out []pricewatch.Mode

@@ -133,10 +133,12 @@ func scaledOffers(os []pricewatch.Offer, f float64) []pricewatch.Offer {
 }
 
 // One source's ×10 cannot get another's true data held: RunPod's first run
-// comes ×10 (the market cannot tell on a first run: its learned band is
-// 12×) and is applied; every other source's first run after it is still
-// applied whole, since each reference is also taken without any one
-// source.
+// comes ×10 on a new install. The market cannot tell on a first run (its
+// learned band is 12×); the reference ranges (data/plausible.csv) can:
+// issue 31, before which it was applied and anchored. It is held, and
+// every other source's first run after it is still applied (a few single
+// offers may wait for their confirming runs where RunPod's true prices are
+// missing from a card's market; no run is held).
 func TestGate_OneWrongSourceHoldsNoOther(t *testing.T) {
 	dir := fixtureDir(t)
 	scaleRunPod(t, dir, 10)
@@ -152,7 +154,10 @@ func TestGate_OneWrongSourceHoldsNoOther(t *testing.T) {
 		if err := env.Pipeline.Refresh(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if name != "runpod" && (sum.Err != nil || sum.Held != "" || sum.HeldOffers != 0) {
+		switch {
+		case name == "runpod" && (sum.Held == "" || !strings.Contains(sum.Reason, "reference ranges")):
+			t.Errorf("runpod ×10 on a new install not held by the reference ranges: %q %s", sum.Held, sum.Reason)
+		case name != "runpod" && (sum.Err != nil || sum.Held != ""):
 			t.Errorf("%s held after runpod ×10: %v %q %s (%d offers held back)", name, sum.Err, sum.Held, sum.Reason, sum.HeldOffers)
 		}
 	}

@@ -102,7 +102,7 @@ func TestIngest_UnitChangeHeldUntilAccepted(t *testing.T) {
 					t.Errorf("run %d: %d posts (%d hold posts), want the one hold post: %v", run, n, holds, env.Notifier.Messages)
 				}
 			}
-			lv, s, err := env.Pipeline.Accept(t.Context(), "runpod", "test")
+			lv, s, err := env.Pipeline.Accept(t.Context(), "runpod", "test", status(env, "runpod").PendingLabel)
 			if err != nil || lv.AcceptedBy != "test" || s.Held != "" || !strings.Contains(s.Reason, "accepted by test") {
 				t.Fatalf("accept: %+v %+v %v", lv, s, err)
 			}
@@ -119,7 +119,7 @@ func TestIngest_UnitChangeHeldUntilAccepted(t *testing.T) {
 				t.Errorf("after the accept: %+v", s)
 			}
 			// Nothing is left to accept.
-			if _, _, err := env.Pipeline.Accept(t.Context(), "runpod", "test"); !errors.Is(err, store.ErrNothingToAccept) {
+			if _, _, err := env.Pipeline.Accept(t.Context(), "runpod", "test", "factor:x10/ondemand"); !errors.Is(err, store.ErrNothingToAccept) {
 				t.Errorf("second accept: %v", err)
 			}
 		})

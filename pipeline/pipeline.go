@@ -39,8 +39,11 @@ type View struct {
 
 // Pipeline owns the run → record → rank → alert loop.
 type Pipeline struct {
-	cfg       *config.Config
-	store     *store.Store
+	cfg   *config.Config
+	store *store.Store
+	// tokens caches the stored token prices (read once, replaced after a
+	// token source's applied run): every rebuild reads them.
+	tokens    atomic.Pointer[[]pricewatch.TokenPrice]
 	catalog   *normalize.Catalog
 	workloads []rank.Workload
 	alerts    *alerts.Engine
@@ -131,7 +134,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 		return nil, err
 	}
 	p.workloads = ws
-	m, err := newMetrics(opt.Registry)
+	m, err := newMetrics(opt.Registry, p)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +145,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	}
 	p.wake = make(chan struct{}, 1)
 	p.alerts = &alerts.Engine{
-		Store: st, Watches: watches, Log: opt.Logger.With("component", "alerts"), Now: opt.Now,
+		Store: st, Watches: watches, Log: opt.Logger.With("component", "alerts"), Now: opt.Now, HoldBand: cfg.Ingest.Band,
 		Result: func(r string) { m.alerts.WithLabelValues(r).Inc() },
 		Wake: func() {
 			select {
@@ -368,7 +371,6 @@ func (p *Pipeline) swap() (*View, error) {
 		return nil, fmt.Errorf("build ranking: %w", err)
 	}
 	p.view.Store(v)
-	p.metrics.setHealth(v.Health, p.Enabled())
 	if p.giveBack.Swap(false) {
 		// Return a big run's garbage to the system now rather than over
 		// the next minutes (the collector's goal would keep twice the live
@@ -532,6 +534,9 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 	} else if stored.Held == pricewatch.RunSuperseded {
 		run.Held, run.Reason = stored.Held, stored.Reason
 	} else if run.OK && run.Held == "" {
+		if rr.Tokens != nil {
+			p.tokens.Store(nil) // re-read with the times the store set
+		}
 		// The store filled in the offers' times as it recorded them.
 		p.setPack(name, rr.Offers, rr.Keep)
 		if p.onOffers != nil && p.runsInFlight() == 1 {

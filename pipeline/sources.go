@@ -48,11 +48,13 @@ type SourceStatus struct {
 	// Accepted is such a level an operator accepted (the next run showing
 	// it is applied); AnchoredAt/AnchoredBy say when and how the level the
 	// source is judged against was set.
-	Pending    *store.Level `json:"pending,omitempty"`
-	Accepted   *store.Level `json:"accepted,omitempty"`
-	AnchoredAt *time.Time   `json:"anchored_at,omitempty"`
-	AnchoredBy string       `json:"anchored_by,omitempty"`
-	NextRun    *time.Time   `json:"next_run,omitempty"`
+	Pending *store.Level `json:"pending,omitempty"`
+	// PendingLabel names the pending level for an accept (--level, ?level=).
+	PendingLabel string       `json:"pending_label,omitempty"`
+	Accepted     *store.Level `json:"accepted,omitempty"`
+	AnchoredAt   *time.Time   `json:"anchored_at,omitempty"`
+	AnchoredBy   string       `json:"anchored_by,omitempty"`
+	NextRun      *time.Time   `json:"next_run,omitempty"`
 	// BelowNorm lists the measurements taken on this provider's machines
 	// that fall more than 20% under their card's norm: a sign of throttled,
 	// shared or refurbished cards. The offers stay ranked, at the measured
@@ -91,6 +93,9 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 			sort.Slice(st.HeldOffers, func(i, j int) bool { return st.HeldOffers[i].Key < st.HeldOffers[j].Key })
 			if h.Hold != "" {
 				st.Pending = h.Pending
+				if h.Pending != nil {
+					st.PendingLabel = h.Pending.Label()
+				}
 			}
 			st.Accepted = h.Accepted
 			if h.Anchor != nil {
@@ -151,11 +156,11 @@ func (p *Pipeline) Statuses() []SourceStatus {
 // shows (by names who: "cli", "api") and runs the source at once, so a
 // run showing that level is applied and anchors the source. The run's
 // summary says whether it was.
-func (p *Pipeline) Accept(ctx context.Context, name, by string) (store.Level, Summary, error) {
+func (p *Pipeline) Accept(ctx context.Context, name, by, level string) (store.Level, Summary, error) {
 	if _, ok := p.cfg.Sources[name]; !ok {
 		return store.Level{}, Summary{}, fmt.Errorf("unknown source %q", name)
 	}
-	lv, err := p.store.AcceptSource(name, by, p.now())
+	lv, err := p.store.AcceptSource(name, by, level, p.now())
 	if err != nil {
 		return lv, Summary{}, err
 	}

@@ -105,12 +105,18 @@ const maxTokenPricePerMillion = 10000
 // liveTokenPrices are the stored token prices of enabled sources that are
 // not stale (a source's StaleAfter since the price was last confirmed).
 func (p *Pipeline) liveTokenPrices() ([]pricewatch.TokenPrice, error) {
-	all, err := p.store.TokenPrices("")
-	if err != nil {
-		return nil, err
+	cached := p.tokens.Load()
+	if cached == nil {
+		all, err := p.store.TokenPrices("")
+		if err != nil {
+			return nil, err
+		}
+		p.tokens.Store(&all)
+		cached = &all
 	}
+	all := *cached
 	now := p.now()
-	out := all[:0]
+	var out []pricewatch.TokenPrice
 	for _, t := range all {
 		src, ok := p.cfg.Sources[t.Source]
 		if _, off := p.disabled[t.Source]; !ok || !src.Settings.Enabled || off {

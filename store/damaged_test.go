@@ -169,8 +169,9 @@ func TestRead_ZeroedDataPage(t *testing.T) {
 	_, err := store.Open(f.path, store.Options{ReadOnly: true})
 	wantDamaged(t, err, f.path, "self identifies as 0")
 
-	// Every page but the meta, root and freelist pages: Open reads the
-	// root page only, the offers scan hits the zeroed pages.
+	// Every page but the meta, root and freelist pages: a small file has
+	// every page checked at Open (issue 31: found at start-up, not on the
+	// first read of the page).
 	f = newDamagedFixture(t)
 	var pages []int64
 	for p := int64(2); p < f.pgid; p++ {
@@ -179,6 +180,13 @@ func TestRead_ZeroedDataPage(t *testing.T) {
 		}
 	}
 	f.zeroPages(t, pages...)
+	_, err = store.Open(f.path, store.Options{ReadOnly: true})
+	wantDamaged(t, err, f.path, "page check")
+	// A large file is not checked whole at Open: the scan that reads the
+	// zeroed pages meets them.
+	old := store.FullCheckMaxBytes
+	store.FullCheckMaxBytes = 0
+	defer func() { store.FullCheckMaxBytes = old }()
 	st, err := store.Open(f.path, store.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open with the root page intact: %v", err)
@@ -189,5 +197,18 @@ func TestRead_ZeroedDataPage(t *testing.T) {
 	// The store stays usable: the read transaction was rolled back.
 	if _, err := st.Offers(); !errors.Is(err, store.ErrDamaged) {
 		t.Errorf("second read: %v", err)
+	}
+}
+
+// An empty file where the database should be is refused, naming the way
+// to start fresh; before, bbolt made a new, empty database of it.
+func TestOpen_EmptyFileIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pw.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Open(path, store.Options{})
+	if !errors.Is(err, store.ErrEmptyFile) || !strings.Contains(err.Error(), "remove it to start a new database") {
+		t.Errorf("empty file: %v", err)
 	}
 }

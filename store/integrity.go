@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"regexp"
 	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,6 +17,9 @@ import (
 // ErrDamaged means the database file is not what its own meta page says:
 // shorter than the pages it claims, or a page bbolt cannot read.
 var ErrDamaged = errors.New("database file is damaged")
+
+// ErrEmptyFile is an existing database file of 0 bytes.
+var ErrEmptyFile = errors.New("empty database file")
 
 // DamagedError names the file, what is wrong with it and the way out.
 type DamagedError struct {
@@ -105,8 +109,13 @@ func checkFile(path string) error {
 		return openError(path, err)
 	}
 	size := fi.Size()
-	if size == 0 || !fi.Mode().IsRegular() {
+	if !fi.Mode().IsRegular() {
 		return nil
+	}
+	if size == 0 {
+		// bbolt would make a new database of it, silently: an empty file
+		// where a database was expected is a truncation or a mistake.
+		return fmt.Errorf("%s is an empty file (0 bytes), not a pricewatch database: %w; remove it to start a new database there, or restore a backup", path, ErrEmptyFile)
 	}
 	damaged := func(format string, a ...any) error { return &DamagedError{Path: path, Why: fmt.Sprintf(format, a...)} }
 	m0, err0 := readMeta(f, 0)
@@ -168,4 +177,38 @@ func (s *Store) view(fn func(*bolt.Tx) error) error {
 
 func (s *Store) update(fn func(*bolt.Tx) error) error {
 	return guard(s.path, func() error { return s.db.Update(fn) })
+}
+
+// FullCheckMaxBytes is the file size up to which Open checks every page
+// (bbolt's own consistency check: every page reachable once, none lost);
+// above it a damaged page in the middle is found when read, or by a
+// scheduled check. A variable so that tests can reach the read path.
+var FullCheckMaxBytes int64 = 64 << 20
+
+// metaPageErr matches the check's complaints about pages 0 and 1.
+var metaPageErr = regexp.MustCompile(`\bpage [01]: |Page expected to be: [01],`)
+
+// checkPagesIfSmall runs bbolt's page check at open on a small file, so
+// that damage in the middle of it stops start-up instead of surfacing
+// on the first read of that page.
+func (s *Store) checkPagesIfSmall() error {
+	fi, err := os.Stat(s.path)
+	if err != nil || fi.Size() > FullCheckMaxBytes {
+		return nil
+	}
+	return s.CheckPages()
+}
+
+// CheckPages runs bbolt's consistency check over every page of the file
+// (a read transaction); the first problem is a DamagedError.
+func (s *Store) CheckPages() error {
+	return s.view(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			if metaPageErr.MatchString(err.Error()) {
+				continue // the meta pages: checkFile judged them, one good copy suffices
+			}
+			return &DamagedError{Path: s.path, Why: "page check: " + err.Error()}
+		}
+		return nil
+	})
 }

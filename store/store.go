@@ -111,6 +111,9 @@ func Open(path string, opt Options) (*Store, error) {
 	} else {
 		err = s.update(initBuckets)
 	}
+	if err == nil {
+		err = s.checkPagesIfSmall()
+	}
 	if err != nil {
 		db.Close()
 		if errors.Is(err, ErrDamaged) {
@@ -764,7 +767,7 @@ var ErrNothingToAccept = errors.New("no held level waits for acceptance")
 // AcceptSource records an operator's acceptance of the level a source's
 // held runs show: the next run showing it is applied and anchors the
 // source. It returns the accepted level.
-func (s *Store) AcceptSource(source, by string, at time.Time) (Level, error) {
+func (s *Store) AcceptSource(source, by, level string, at time.Time) (Level, error) {
 	var lv Level
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		hb := bucket(tx, bHealth)
@@ -780,6 +783,20 @@ func (s *Store) AcceptSource(source, by string, at time.Time) (Level, error) {
 			return fmt.Errorf("source %s: %w", source, ErrNothingToAccept)
 		}
 		lv = *h.Pending
+		if level == "" {
+			return fmt.Errorf("source %s holds %s: %w", source, lv.Label(), ErrLevelRequired)
+		}
+		named, err := ParseLevel(level)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrLevelChanged, err)
+		}
+		if !SameLevel(named, lv) {
+			return fmt.Errorf("source %s now holds %s, not %s: %w", source, lv.Label(), level, ErrLevelChanged)
+		}
+		if a := h.Accepted; a != nil && SameLevel(*a, lv) {
+			lv = *a
+			return fmt.Errorf("source %s: %s by %s at %s: %w", source, lv.Label(), a.AcceptedBy, a.AcceptedAt.UTC().Format(time.RFC3339), ErrAlreadyAccepted)
+		}
 		lv.AcceptedAt, lv.AcceptedBy = at, by
 		h.Accepted = &lv
 		return putJSON(hb, []byte(source), h)

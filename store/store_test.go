@@ -281,7 +281,7 @@ func TestStore_OlderAnswerIsNotApplied(t *testing.T) {
 // An accept records the pending level; with none pending it is refused.
 func TestStore_AcceptSource(t *testing.T) {
 	st := mustOpen(t)
-	if _, err := st.AcceptSource("runpod", "ops", t0); !errors.Is(err, store.ErrNothingToAccept) {
+	if _, err := st.AcceptSource("runpod", "ops", "factor:x10", t0); !errors.Is(err, store.ErrNothingToAccept) {
 		t.Errorf("never ran: %v", err)
 	}
 	held := okRun(t0, offer("a", 10))
@@ -290,9 +290,20 @@ func TestStore_AcceptSource(t *testing.T) {
 	if _, err := st.RecordRun(held); err != nil {
 		t.Fatal(err)
 	}
-	lv, err := st.AcceptSource("runpod", "ops", t0.Add(time.Hour))
+	// An accept names the level it was shown: none, or another, is refused.
+	if lv, err := st.AcceptSource("runpod", "ops", "", t0.Add(time.Hour)); !errors.Is(err, store.ErrLevelRequired) || lv.Label() != "factor:x10" {
+		t.Errorf("no level: %v (%s)", err, lv.Label())
+	}
+	if _, err := st.AcceptSource("runpod", "ops", "factor:x4", t0.Add(time.Hour)); !errors.Is(err, store.ErrLevelChanged) {
+		t.Errorf("×4 named, ×10 held: %v", err)
+	}
+	lv, err := st.AcceptSource("runpod", "ops", "factor:x10", t0.Add(time.Hour))
 	if err != nil || lv.Factor != 10 || lv.AcceptedBy != "ops" || !lv.AcceptedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("accept: %+v %v", lv, err)
+	}
+	// A second accept of the same level is refused: the first applies it.
+	if _, err := st.AcceptSource("runpod", "ops2", "factor:x10", t0.Add(time.Hour)); !errors.Is(err, store.ErrAlreadyAccepted) {
+		t.Errorf("second accept: %v", err)
 	}
 	h, _ := st.Health()
 	if a := h["runpod"].Accepted; a == nil || a.Factor != 10 {

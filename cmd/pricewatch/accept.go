@@ -25,13 +25,15 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 	var c common
 	c.register(fs, true)
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address")
-	if err := parse(fs, args); err != nil {
+	level := fs.String("level", "", "the held level you accept, as pricewatch sources and the hold message show it (factor:x4.02/ondemand); a level that moved since is refused")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError{fmt.Sprintf("sources accept takes one source name, got %q", fs.Args())}
+	if len(pos) != 1 {
+		return usageError{fmt.Sprintf("sources accept takes one source name, got %q", pos)}
 	}
-	name := fs.Arg(0)
+	name := pos[0]
 	cfg, err := c.load()
 	if err != nil {
 		return err
@@ -42,12 +44,16 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 	sess, err := c.open(cfg, newLogger(stderr, "warn"), prometheus.NewRegistry(), nil)
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+			if *addr, err = tokenDaemonAddr(ctx, cfg.DB); err != nil {
 				return err
 			}
 		}
 		var res httpapi.AcceptResult
-		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/sources/"+url.PathEscape(name)+"/accept", cfg.Server.APIToken, nil, &res); err != nil {
+		q := ""
+		if *level != "" {
+			q = "?level=" + url.QueryEscape(*level)
+		}
+		if err := daemonJSON(ctx, http.MethodPost, *addr, "/v1/sources/"+url.PathEscape(name)+"/accept"+q, cfg.Server.APIToken, nil, &res); err != nil {
 			return daemonFailed(cfg.DB, *addr, err)
 		}
 		printAccepted(stdout, name, res.Accepted, res.Run.Status, res.Run.Reason+res.Run.Error)
@@ -57,9 +63,14 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer sess.Close()
-	lv, sum, err := sess.pipe.Accept(ctx, name, "cli")
-	if errors.Is(err, store.ErrNothingToAccept) {
+	lv, sum, err := sess.pipe.Accept(ctx, name, "cli", *level)
+	switch {
+	case errors.Is(err, store.ErrNothingToAccept):
 		return fmt.Errorf("%s: nothing to accept: no held level waits for an operator (see pricewatch sources)", name)
+	case errors.Is(err, store.ErrLevelRequired):
+		return usageError{fmt.Sprintf("%s holds %s: accept it by name, pricewatch sources accept %s --level %s", name, lv.Label(), name, lv.Label())}
+	case errors.Is(err, store.ErrLevelChanged), errors.Is(err, store.ErrAlreadyAccepted):
+		return err
 	}
 	if err != nil && lv.AcceptedBy == "" {
 		return err
@@ -73,13 +84,7 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 }
 
 func printAccepted(w io.Writer, name string, lv store.Level, status, note string) {
-	what := lv.Kind
-	if lv.Factor != 0 {
-		what = fmt.Sprintf("%s ×%.3g", lv.Kind, lv.Factor)
-	}
-	if lv.Mode != "" {
-		what += " (" + string(lv.Mode) + ")"
-	}
+	what := lv.Label()
 	fmt.Fprintf(w, "accepted %s's held level: %s, shown by %d run(s) in a row\n", name, what, lv.Runs)
 	fmt.Fprintf(w, "the run it started: %s", status)
 	if note != "" {

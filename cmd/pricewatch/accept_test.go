@@ -45,8 +45,18 @@ func TestSourcesAccept_Offline(t *testing.T) {
 			t.Fatalf("scrape of ×10 not held:\n%s", out)
 		}
 	}
-	out, err := run("sources", "accept", "--db", db, "--fixtures", dir, "runpod")
-	if err != nil || !strings.Contains(out, "accepted runpod's held level: factor ×10 (ondemand), shown by 4 run(s) in a row") ||
+	// An accept names the level it was shown (sources, the hold message):
+	// without it the CLI says which to name; another level is refused.
+	if out, err := run("sources", "accept", "--db", db, "--fixtures", dir, "runpod"); err == nil ||
+		!strings.Contains(err.Error(), "--level factor:x10/ondemand") {
+		t.Fatalf("accept without a level: %v\n%s", err, out)
+	}
+	if out, err := run("sources", "accept", "runpod", "--db", db, "--fixtures", dir, "--level", "factor:x4/ondemand"); err == nil ||
+		!strings.Contains(err.Error(), "now holds factor:x10/ondemand, not factor:x4/ondemand") {
+		t.Fatalf("accept of another level: %v\n%s", err, out)
+	}
+	out, err := run("sources", "accept", "runpod", "--db", db, "--fixtures", dir, "--level", "factor:x10/ondemand")
+	if err != nil || !strings.Contains(out, "accepted runpod's held level: factor:x10/ondemand, shown by 4 run(s) in a row") ||
 		!strings.Contains(out, "the run it started: ok") {
 		t.Fatalf("accept: %v\n%s", err, out)
 	}
@@ -54,7 +64,7 @@ func TestSourcesAccept_Offline(t *testing.T) {
 	if !regexp.MustCompile(`"name":"runpod","[^}]*"status":"ok"`).MatchString(out) || !strings.Contains(out, `"anchored_by":"accepted by cli"`) {
 		t.Errorf("sources after the accept:\n%s", out)
 	}
-	if out, err := run("sources", "accept", "--db", db, "--fixtures", dir, "runpod"); err == nil || !strings.Contains(err.Error(), "nothing to accept") {
+	if out, err := run("sources", "accept", "--db", db, "--fixtures", dir, "runpod", "--level", "factor:x10/ondemand"); err == nil || !strings.Contains(err.Error(), "nothing to accept") {
 		t.Errorf("second accept: %v\n%s", err, out)
 	}
 }

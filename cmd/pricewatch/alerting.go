@@ -151,7 +151,11 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+			find := func() (string, error) { return daemonAddr(ctx, cfg.DB, cfg.Server.Addr) }
+			if *send { // sends the API token: only to a proven daemon
+				find = func() (string, error) { return tokenDaemonAddr(ctx, cfg.DB) }
+			}
+			if *addr, err = find(); err != nil {
 				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
 			}
 		}
@@ -240,6 +244,10 @@ func daemonCall(ctx context.Context, method, addr, path, token, contentType stri
 		req.Header.Set("Content-Type", contentType)
 	}
 	if token != "" {
+		// The token goes only to an address that proved to be the daemon.
+		if err := proveToken(ctx, addr, token); err != nil {
+			return err
+		}
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := http.DefaultClient.Do(req)
@@ -344,7 +352,7 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	if errors.Is(err, store.ErrLocked) {
 		if *addr == "" {
-			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+			if *addr, err = silenceDaemon(ctx, cfg.DB, cfg.Server.Addr, sub); err != nil {
 				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
 			}
 		}
@@ -380,4 +388,14 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		tw.Flush()
 	}
 	return nil
+}
+
+// silenceDaemon finds the daemon for a silence command: listing reads
+// (the recorded daemon, else server.addr); add and remove send the API
+// token, to a proven daemon only.
+func silenceDaemon(ctx context.Context, db, fallback, sub string) (string, error) {
+	if sub == "list" {
+		return daemonAddr(ctx, db, fallback)
+	}
+	return tokenDaemonAddr(ctx, db)
 }

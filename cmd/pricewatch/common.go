@@ -91,6 +91,26 @@ func privateTempDir(dir string) error {
 	return nil
 }
 
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments ("sources accept runpod --level x" as "--level x runpod") and
+// returns the positional ones; "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 func parse(fs *flag.FlagSet, args []string) error {
 	if wantsHelp(args) {
 		if w, ok := helpOut.Load(fs); ok {

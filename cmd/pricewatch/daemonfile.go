@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -228,7 +229,53 @@ func provenDaemon(ctx context.Context, db string) (string, error) {
 		return "", fmt.Errorf("the process at %s (recorded in %s) is not the daemon that wrote it: %w; remove the file if no pricewatch serve runs",
 			rec.Addr, db+".addr", err)
 	}
+	proven.Store(rec.Addr, true)
 	return rec.Addr, nil
+}
+
+// proven are the addresses that proved, in this process, to be the
+// daemon: by its record's secret, or by the API token (proveToken). The
+// token is sent to no other address.
+var proven sync.Map
+
+// proveToken asks the process at addr to prove it holds the API token
+// (an HMAC of a fresh challenge and the address, keyed by the token),
+// before the token is sent there: a process that does not hold it learns
+// nothing but the challenge.
+func proveToken(ctx context.Context, addr, token string) error {
+	if _, ok := proven.Load(addr); ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, proofTimeout)
+	defer cancel()
+	challenge := make([]byte, 32)
+	if _, err := rand.Read(challenge); err != nil {
+		return err
+	}
+	var out struct{ Proof string }
+	path := "/v1/daemon/proof?" + url.Values{"challenge": {hex.EncodeToString(challenge)}, "key": {"token"}}.Encode()
+	if err := daemonGet(ctx, addr, path, 4<<10, &out); err != nil {
+		return fmt.Errorf("the process at %s did not prove it holds the API token (%w): the token was not sent", addr, err)
+	}
+	got, err := hex.DecodeString(out.Proof)
+	if err != nil || !hmac.Equal(got, httpapi.TokenProof(token, addr, challenge)) {
+		return fmt.Errorf("the process at %s does not hold the API token: the token was not sent", addr)
+	}
+	proven.Store(addr, true)
+	return nil
+}
+
+// tokenDaemonAddr is the daemon to send the API token to: the one recorded
+// beside db once it proved the record's secret. Without a record the CLI
+// stops (server.addr is where a daemon may listen, not proof that it
+// does) unless the address is named with --addr, where the daemon then
+// proves it holds the token before the token is sent (daemonCall).
+func tokenDaemonAddr(ctx context.Context, db string) (string, error) {
+	addr, err := provenDaemon(ctx, db)
+	if errors.Is(err, errNoRecord) {
+		return "", fmt.Errorf("no daemon record %s (serve writes it): the API token is not sent to an address nothing proved; name the daemon with --addr HOST:PORT", db+".addr")
+	}
+	return addr, err
 }
 
 // daemonGet reads a JSON answer of at most limit bytes from the daemon.

@@ -129,13 +129,14 @@ func (f profileFlags) query() url.Values {
 	return q
 }
 
-// daemon is the address of the daemon to ask: --addr, else the one it
-// recorded beside the database, else server.addr.
+// daemon is the address of the daemon to write through (the API token
+// goes there): --addr (which then proves it holds the token), else the
+// one it recorded beside the database once it proved the record.
 func (f profileFlags) daemon(ctx context.Context, cfg *config.Config) (string, error) {
 	if f.addr != "" {
 		return f.addr, nil
 	}
-	addr, err := daemonAddr(ctx, cfg.DB, cfg.Server.Addr)
+	addr, err := tokenDaemonAddr(ctx, cfg.DB)
 	if err != nil {
 		return "", fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
 	}

@@ -47,7 +47,7 @@ func runScrape(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// A daemon holds the database: it runs the sources (its own
 		// fixtures or endpoints, not this command's flags).
 		if *addr == "" {
-			if *addr, err = daemonAddr(ctx, cfg.DB, cfg.Server.Addr); err != nil {
+			if *addr, err = tokenDaemonAddr(ctx, cfg.DB); err != nil {
 				return fmt.Errorf("%s is held by a running daemon: %w", cfg.DB, err)
 			}
 		}

@@ -25,6 +25,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c common
 	c.register(fs, true)
 	addr := fs.String("addr", "", "HTTP listen address (default: config server.addr, 127.0.0.1:8080)")
+	noRecord := fs.Bool("no-record", false, "start without the daemon record <db>.addr (the CLI then finds the daemon only with --addr, which proves the API token); by default serve refuses to start when it cannot write the record safely")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,10 +78,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// through this file instead (removed on shutdown), and sends a token
 	// only once the daemon proved it holds the file's secret.
 	addrFile := cfg.DB + ".addr"
-	if rec, err := newDaemonRecord(ln.Addr()); err != nil {
-		log.Warn("not recording the listen address", "file", addrFile, "reason", err)
+	if *noRecord {
+		log.Warn("not recording the listen address (--no-record): the CLI finds this daemon only with --addr", "file", addrFile)
+	} else if rec, err := newDaemonRecord(ln.Addr()); err != nil {
+		srv.Close()
+		return fmt.Errorf("cannot record the listen address in %s (%v): the CLI could not prove which daemon to send the API token to; fix it, or start with --no-record", addrFile, err)
 	} else if written, err := writeDaemonRecord(addrFile, rec); err != nil {
-		log.Warn("cannot record the listen address", "file", addrFile, "err", err)
+		srv.Close()
+		return fmt.Errorf("cannot record the listen address in %s: %w; fix it, or start with --no-record", addrFile, err)
 	} else {
 		secret, _ := hex.DecodeString(rec.Secret)
 		api.SetDaemonProof(secret, rec.Addr)

@@ -413,6 +413,14 @@ var sizes = map[string]Size{
 	"Standard_NC8ads_A10_v4":  {"A10", 1, 1.0 / 2},
 	"Standard_NC16ads_A10_v4": {"A10", 1, 0},
 	"Standard_NC32ads_A10_v4": {"A10", 2, 0},
+	// NVads V710 v5: partitions of one AMD Radeon Pro V710 up to a whole one
+	// (nvadsv710-v5-series, accelerators tab: NV4ads 1/6, NV8ads 1/3,
+	// NV12ads 1/2, NV24ads and NV28adms 1; 4 to 24 GB of its memory).
+	"Standard_NV4ads_V710_v5":   {"RADEON-PRO-V710", 1, 1.0 / 6},
+	"Standard_NV8ads_V710_v5":   {"RADEON-PRO-V710", 1, 1.0 / 3},
+	"Standard_NV12ads_V710_v5":  {"RADEON-PRO-V710", 1, 1.0 / 2},
+	"Standard_NV24ads_V710_v5":  {"RADEON-PRO-V710", 1, 0},
+	"Standard_NV28adms_V710_v5": {"RADEON-PRO-V710", 1, 0},
 	// NVads A10 v5: partitions of one A10 up to two whole A10s.
 	"Standard_NV6ads_A10_v5":   {"A10", 1, 1.0 / 6},
 	"Standard_NV12ads_A10_v5":  {"A10", 1, 1.0 / 3},

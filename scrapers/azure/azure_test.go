@@ -587,6 +587,15 @@ func TestLookup_NewSizes(t *testing.T) {
 		{"Standard_ND128isrG5_GB300_v6", "B300-288GB-GB300", 4, 0},
 		{"Standard_NC128lds_xl_RTXPRO6000BSE_v6", "RTX-PRO-6000-SERVER", 1, 0},
 		{"Standard_NC320ds_xl_RTXPRO6000BSE_v6", "RTX-PRO-6000-SERVER", 2, 0},
+		// NVads V710 v5 (MicrosoftDocs/azure-compute-docs
+		// articles/virtual-machines/sizes/gpu-accelerated/nvadsv710-v5-series.md
+		// @ 0f864c9, accelerators tab): unknown until the Radeon Pro V710
+		// card existed.
+		{"Standard_NV4ads_V710_v5", "RADEON-PRO-V710", 1, 1.0 / 6},
+		{"Standard_NV8ads_V710_v5", "RADEON-PRO-V710", 1, 1.0 / 3},
+		{"Standard_NV12ads_V710_v5", "RADEON-PRO-V710", 1, 1.0 / 2},
+		{"Standard_NV24ads_V710_v5", "RADEON-PRO-V710", 1, 0},
+		{"Standard_NV28adms_V710_v5", "RADEON-PRO-V710", 1, 0},
 	} {
 		s, ok := azure.Lookup(c.sku)
 		if !ok || s.Card != c.card || s.GPUs != c.gpus || s.Fraction != c.frac {

@@ -23,9 +23,14 @@ func TestScraper_Fixture(t *testing.T) {
 	}
 	// 813 EUR a month ÷ 730 h = 1.113699 per GPU-hour (one GPU).
 	scrapertest.Price(t, nr, "hetzner/GEX130/NBG1/monthly", "RTX-6000-ADA", pricewatch.ModeMonthly, 813.0/730)
-	// RTX 4000 SFF Ada is not the RTX 4000 Ada card: unknown, never mapped to it.
-	if g.Unknown["RTX 4000 SFF Ada (20 GB)"] != 2 || g.Unknown["GEX99"] != 1 {
-		t.Errorf("unknown %v", g.Unknown)
+	// GEX44's "NVIDIA RTX 4000 SFF Ada Generation" (20 GB, Hetzner's GEX44
+	// page) is its own card, the 70 W RTX-4000-SFF-ADA, not the 130 W RTX
+	// 4000 Ada; before the card existed both GEX44 offers were unknown.
+	// 184 EUR a month ÷ 730 h = 0.252055 per GPU-hour; hourly 0.2949.
+	scrapertest.Price(t, nr, "hetzner/GEX44/FSN1/monthly", "RTX-4000-SFF-ADA", pricewatch.ModeMonthly, 184.0/730)
+	scrapertest.Price(t, nr, "hetzner/GEX44/FSN1/ondemand", "RTX-4000-SFF-ADA", pricewatch.ModeOnDemand, 0.2949)
+	if len(g.Unknown) != 1 || g.Unknown["GEX99"] != 1 {
+		t.Errorf("unknown %v, want only the made-up GEX99", g.Unknown)
 	}
 	for _, o := range res.Observations {
 		// GEX44 hourly 0.2949 with a monthly 184: cap 184 / 0.2949 = 623.94 h.

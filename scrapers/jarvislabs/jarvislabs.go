@@ -8,6 +8,17 @@
 // GPUs rented two ways, not two offers. They are merged into one offer per
 // GPU type, region and mode, at the lowest price any workload type asks
 // (the price a renter of that GPU pays when free to choose how to run it).
+//
+// Spot is for containers only: JarvisLabs rents spot capacity as
+// containers (templates), not as VMs (dstackai/gpuhunt's jarvislabs
+// provider @ 35841515: "JarvisLabs supports spot for containers/templates,
+// not VMs", so it publishes no spot offer; JarvisLabs' own SDK asks for
+// spot through a template). The spot offers here are the container price
+// of the GPU type: whoever needs a VM rents it on demand. pricewatch's
+// offers have no field for the workload a price is for, so this is said
+// in the source's description (Yields), the fixture's PROVENANCE.md and
+// the README's sources table, and the spot offers link the templates page
+// where containers are launched (RentURL).
 package jarvislabs
 
 import (
@@ -31,7 +42,7 @@ func init() {
 		Name:        "jarvislabs",
 		Description: "JarvisLabs server_meta (GPU types, regions, prices)",
 		Auth:        "Bearer API key in " + APIKeyEnv,
-		Yields:      "ondemand, spot; USD per GPU-hour",
+		Yields:      "ondemand; spot for containers only (not VMs); USD per GPU-hour",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://backendn.jarvislabs.net/misc/server_meta",

@@ -206,3 +206,35 @@ func TestScraper_GPUShareDetails(t *testing.T) {
 		}
 	}
 }
+
+// JarvisLabs rents spot capacity as containers, not VMs (gpuhunt's
+// jarvislabs provider @ 35841515 publishes no spot offer for that reason).
+// An offer has no field for the workload its price is for, so the source
+// says it where its modes are described, and its spot offers link the
+// templates (container) launch page. Before, Yields read "ondemand, spot".
+func TestSpot_ContainersOnly(t *testing.T) {
+	r, ok := scrapers.Get("jarvislabs")
+	if !ok || !strings.Contains(r.Yields, "spot for containers only") {
+		t.Errorf("yields %q: does not say spot is for containers only", r.Yields)
+	}
+	raw, err := fs.ReadFile(fixtures.FS(), "jarvislabs/server-meta.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := jarvislabs.Parse(raw, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spot := 0
+	for _, o := range obs {
+		if o.Mode == pricewatch.ModeSpot {
+			spot++
+			if o.RentURL != jarvislabs.RentURL || !strings.HasSuffix(o.RentURL, "/templates") {
+				t.Errorf("%s spot: rent page %q, want the templates page", o.OfferID, o.RentURL)
+			}
+		}
+	}
+	if spot == 0 {
+		t.Error("no spot offer in the fixture")
+	}
+}

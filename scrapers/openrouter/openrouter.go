@@ -79,11 +79,11 @@ type model struct {
 // a price a load can be bought at), ":batch" ones (asynchronous batches,
 // not serving), "~" aliases (a "latest" pointer to another entry), and
 // "-1" prices (a router whose price depends on the model it picks).
-// Entries that do not decode are skipped, not guessed; a list with no
-// priced model is an error (a layout change).
+// Entries without an id are skipped, not guessed; a list that does not
+// decode, or has no priced model, is an error (a layout change).
 func Parse(body []byte, url string) ([]pricewatch.TokenPrice, error) {
 	var doc struct {
-		Data *[]json.RawMessage `json:"data"`
+		Data *[]model `json:"data"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("decode JSON: %w", err)
@@ -93,9 +93,8 @@ func Parse(body []byte, url string) ([]pricewatch.TokenPrice, error) {
 	}
 	var out []pricewatch.TokenPrice
 	bad := 0
-	for _, raw := range *doc.Data {
-		var m model
-		if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
+	for _, m := range *doc.Data {
+		if m.ID == "" {
 			bad++
 			continue
 		}

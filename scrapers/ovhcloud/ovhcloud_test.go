@@ -117,6 +117,32 @@ func TestParse_Cases(t *testing.T) {
 	}
 }
 
+// The FR book captured 2026-08-22 (github getcomputable/gpu-index
+// tests/unit/test_observatory_source_ovh.py @ 055204a) has two GPU models the
+// fixture lacks: "Tesla V100S" (no V100S card existed) and "Quadro-RTX5000"
+// (no alias: it folds to "RTX5000"). Both were unknown; the model strings
+// are the capture's, the flavors, prices and memory sizes here are ours
+// (the test pins neither flavor's price; V100S 32 GB and Quadro RTX 5000
+// 16 GB are NVIDIA's figures).
+func TestParse_RealModelLabels(t *testing.T) {
+	body := `{"locale": {"currencyCode": "EUR", "subsidiary": "FR"}, "addons": [
+	  {"planCode": "t2-45.consumption", "pricings": [{"price": 88000000, "intervalUnit": "hour"}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "Tesla V100S", "number": 1, "memory": {"size": 32}}}}},
+	  {"planCode": "rtx5000-28.consumption", "pricings": [{"price": 36000000, "intervalUnit": "hour"}],
+	   "blobs": {"commercial": {"brick": "gpu"}, "technical": {"gpu": {"model": "Quadro-RTX5000", "number": 1, "memory": {"size": 16}}}}}
+	]}`
+	obs, err := ovhcloud.Parse([]byte(body), "u")
+	if err != nil || len(obs) != 2 {
+		t.Fatalf("%d observations, err %v", len(obs), err)
+	}
+	nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown %v", nr.Unknown)
+	}
+	scrapertest.Price(t, nr, "ovhcloud/t2-45/-/ondemand", "V100S-32GB-PCIE", pricewatch.ModeOnDemand, 0.88)
+	scrapertest.Price(t, nr, "ovhcloud/rtx5000-28/-/ondemand", "QUADRO-RTX-5000", pricewatch.ModeOnDemand, 0.36)
+}
+
 func TestParse_Errors(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"api error", `{"message": "Invalid subsidiary"}`, "Invalid subsidiary"},

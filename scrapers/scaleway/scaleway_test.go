@@ -1,10 +1,12 @@
 package scaleway_test
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/scrapers/scaleway"
 	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
@@ -61,6 +63,41 @@ func TestParse_Cases(t *testing.T) {
 	u := scrapertest.Find(t, nr, "scaleway/GPU-3070-S/fr-par-2/ondemand")
 	if u.Card != "" || u.RentUnit != "" || u.Available != pricewatch.AvailableNo {
 		t.Errorf("no gpu_info, end of service: %+v", u)
+	}
+}
+
+// The GPU types of a newer real answer (captured 2026-10-01, the four
+// default zones' types in one object; fixtures/scaleway/servers-2026-10-01-gpu.json
+// and PROVENANCE.md). "B300-SXM" had no alias: the 8 × B300 type was
+// unknown. Every GPU type now maps; the prices are read as captured
+// (B300 60.00 for 8 = 7.50 EUR per GPU-hour; L4 0.7875, where the 2025
+// cassette has 0.75).
+func TestParse_NewerCapture(t *testing.T) {
+	body, err := fs.ReadFile(fixtures.FS(), "scaleway/servers-2026-10-01-gpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := scaleway.Parse(body, "fr-par-2", "u")
+	if err != nil || len(obs) != 7 {
+		t.Fatalf("%d observations, err %v", len(obs), err)
+	}
+	nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown %v", nr.Unknown)
+	}
+	for _, c := range []struct {
+		key, card string
+		price     float64
+	}{
+		{"scaleway/B300-SXM-8-288G/fr-par-2/ondemand", "B300-288GB-SXM", 7.5}, // 60 / 8
+		{"scaleway/H100-SXM-8-80G/fr-par-2/ondemand", "H100-80GB-SXM", 25.3308 / 8},
+		{"scaleway/H100-1-80G/fr-par-2/ondemand", "H100-80GB-PCIE", 2.8665},
+		{"scaleway/L40S-1-48G/fr-par-2/ondemand", "L40S", 1.469916},
+		{"scaleway/L4-1-24G/fr-par-2/ondemand", "L4", 0.7875},
+		{"scaleway/L4-2-24G/fr-par-2/ondemand", "L4", 1.575 / 2},
+		{"scaleway/RENDER-S/fr-par-2/ondemand", "P100-16GB-PCIE", 1.221},
+	} {
+		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 	}
 }
 

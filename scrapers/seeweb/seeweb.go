@@ -5,10 +5,19 @@
 // Units: hourly_price is the plan's price per hour, whole (Seeweb prices
 // in euros, excluding VAT; the answer states no currency); gpu is the GPU
 // count as a string ("2"), gpu_label the model with its memory ("L40s
-// 48GB", "A100 80GB", "MI300X"). A plan rents whole (fixed unit). One offer
-// per plan and region of available_regions (location), available when
-// available is true. Plans with gpu "0" are skipped; a GPU plan without a
-// label is kept under its name with one GPU, so that normalize reports it.
+// 48GB", "RTX A6000 48GB", "H200 141GB", "MI300X"): the GPU is named by the
+// label without its memory word, and that memory is the GPU's ("L4 24GB"
+// is an L4 of 24 GB), so that normalize's generic names decide the card.
+// A plan rents whole (fixed unit). One offer per plan and region of
+// available_regions (location). Plans with gpu "0" are skipped; a GPU plan
+// without a label is kept under its name with one GPU, so that normalize
+// reports it.
+//
+// Availability: available says whether the plan is active, not whether a
+// region has capacity (gpuhunt's seeweb provider: "It does not indicate
+// current capacity in any particular region"; capacity would need
+// /plans/availables). An active plan is left unknown, not in stock; an
+// inactive one (available false) cannot be ordered and is not available.
 //
 // Billing: Seeweb publishes hourly billing for Cloud Server GPU (not
 // checked: the default, per started minute, applies).
@@ -36,7 +45,7 @@ func init() {
 		Name:        "seeweb",
 		Description: "Seeweb Cloud Server GPU plans (ecs/v2/plans)",
 		Auth:        "X-APITOKEN header from " + TokenEnv,
-		Yields:      "ondemand; EUR per plan-hour, per region; availability from available",
+		Yields:      "ondemand; EUR per plan-hour, per region; availability unknown (available means the plan is active, not stock)",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://api.seeweb.it/ecs/v2/plans",
@@ -129,8 +138,13 @@ func observations(p plan, src string) []pricewatch.Observation {
 	}
 	if label != "" {
 		o.GPUName, o.GPUCount, o.RentUnit = label, int(n), pricewatch.RentFixed
-		if m := memRe.FindStringSubmatch(label); m != nil {
-			o.GPUMemoryGB, _ = strconv.ParseFloat(m[1], 64)
+		if m := memRe.FindStringSubmatchIndex(label); m != nil {
+			o.GPUMemoryGB, _ = strconv.ParseFloat(label[m[2]:m[3]], 64)
+			// The model without its memory word ("L4 24GB" is "L4"); a
+			// label that is only a memory keeps its whole text.
+			if model := strings.Join(strings.Fields(label[:m[0]]+" "+label[m[1]:]), " "); model != "" {
+				o.GPUName = model
+			}
 		}
 	} else {
 		o.GPUName, o.GPUCount = name, 1 // model unknown: reported, never ranked
@@ -147,11 +161,10 @@ func observations(p plan, src string) []pricewatch.Observation {
 		o.RAMGB = v / 1024
 	}
 	o.RentURL = RentURL
-	if p.Available != nil {
-		o.Available = pricewatch.AvailableNo
-		if *p.Available {
-			o.Available = pricewatch.AvailableYes
-		}
+	if p.Available != nil && !*p.Available {
+		// An inactive plan; an active one says nothing of stock (see
+		// the package comment) and is left unknown.
+		o.Available, o.Stock = pricewatch.AvailableNo, PlanInactive
 	}
 	var out []pricewatch.Observation
 	for _, r := range p.Regions {
@@ -166,6 +179,9 @@ func observations(p plan, src string) []pricewatch.Observation {
 	}
 	return out
 }
+
+// PlanInactive is the stock note of a plan whose available is false.
+const PlanInactive = "plan not active"
 
 // RentURL is Seeweb's Cloud Server GPU page, where a plan is ordered.
 const RentURL = "https://www.seeweb.it/en/products/cloud-server-gpu"

@@ -6,12 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pricewatch/pricewatch"
 	"github.com/pricewatch/pricewatch/internal/scaletest"
 	"github.com/pricewatch/pricewatch/scrapers/scrapertest"
+	"github.com/pricewatch/pricewatch/scrapers/vast"
 )
 
 // An answer above the size read whole is decoded as a stream, with the
-// same observations: every bundle on demand and, at its min_bid, spot.
+// same observations: every bundle on demand and, at its min_bid where that
+// is not above the on-demand price (vast.BidAboveOnDemand), spot.
 func TestScraper_StreamsLargeAnswers(t *testing.T) {
 	const bundles = 3800 // about 8.9 MB, past holdBelow (8 MiB)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -31,11 +34,20 @@ func TestScraper_StreamsLargeAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]bool{}
+	onDemand, spot := map[string]float64{}, map[string]float64{}
 	for _, o := range res.Observations {
-		ids[o.OfferID] = true
+		if o.Mode == pricewatch.ModeSpot {
+			spot[o.OfferID] = o.Price
+		} else {
+			onDemand[o.OfferID] = o.Price
+		}
 	}
-	if len(res.Observations) != 2*bundles || len(ids) != bundles {
-		t.Errorf("%d observations of %d offers, want %d of %d", len(res.Observations), len(ids), 2*bundles, bundles)
+	if len(onDemand) != bundles || len(spot) == 0 || len(spot) >= bundles || len(res.Observations) != len(onDemand)+len(spot) {
+		t.Errorf("%d observations: %d on demand, %d spot of %d offers", len(res.Observations), len(onDemand), len(spot), bundles)
+	}
+	for id, p := range spot {
+		if vast.BidAboveOnDemand(p, onDemand[id]) {
+			t.Errorf("%s: spot %v above on demand %v", id, p, onDemand[id])
+		}
 	}
 }
