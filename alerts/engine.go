@@ -306,10 +306,11 @@ type holdState struct {
 }
 
 // sourceHealth posts once when a source has failed FailingRuns runs in a
-// row and once when it recovers, and once when more than half the sources
-// fail (data quality degraded, change posts paused) and once when that
-// ends. It returns whether change posts are paused and how many messages
-// it enqueued.
+// row and once when it recovers, once for the GPU names a run of a source
+// reports for the first time (after its baseline), and once when more
+// than half the sources fail (data quality degraded, change posts paused)
+// and once when that ends. It returns whether change posts are paused and
+// how many messages it enqueued.
 func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, now time.Time) (paused bool, queued int, err error) {
 	// Only sources that have run count: one not yet run is not failing,
 	// nor a reason to judge the others.
@@ -366,6 +367,13 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		queued += len(ids)
 		if err != nil {
 			return false, queued, err
+		}
+		// GPU names the source never reported before are posted once
+		// (newnames.go; the first applied run is the silent baseline).
+		n, err := e.newNames(name, h, now)
+		queued += n
+		if err != nil {
+			return false, queued, fmt.Errorf("new gpu names of %s: %w", name, err)
 		}
 	}
 	degraded := known > 0 && failing*2 > known

@@ -160,6 +160,42 @@ func NormMessage(c rank.NormCheck) Message {
 	}}
 }
 
+// NewNamesMessage tells that a source reported GPU names no alias maps and
+// no run of it reported before: each with its offers, when the run that
+// first reported them started, and what to do so that they are ranked.
+// All names of one run go in one message (at most maxNamesListed named).
+func NewNamesMessage(source string, names []NewName) Message {
+	var b strings.Builder
+	for i, n := range names {
+		if i == maxNamesListed {
+			fmt.Fprintf(&b, "; and %d more (GET /v1/sources)", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(n.Name)
+		if n.Offers == 1 {
+			b.WriteString(", 1 offer")
+		} else {
+			fmt.Fprintf(&b, ", %d offers", n.Offers)
+		}
+	}
+	title, subject := "New GPU name at "+source, "it"
+	if len(names) > 1 {
+		title, subject = "New GPU names at "+source, "they"
+	}
+	first := ""
+	if len(names) > 0 {
+		first = names[0].FirstSeen.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	text := fmt.Sprintf("%s: %s, first seen %s; add an alias or a card so %s can be ranked", title, b.String(), first, subject)
+	return Message{Text: esc(text), Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
+		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),
+	}}
+}
+
 // DegradedMessage tells that more than half the sources fail (change posts
 // pause) or that it ended.
 func DegradedMessage(failing, total int, degraded bool) Message {

@@ -57,7 +57,13 @@ const (
 )
 
 // Sender drains the outbox in order: a message waiting for a retry holds
-// back the ones after it, so Slack sees them in the order decided.
+// back the ones after it, so Slack sees them in the order decided. This
+// holds for a message that may have been posted (Slack answered 5xx, or
+// the process died mid-post) while it settles too: every message goes to
+// the one configured channel, and posting a later one before the earlier
+// is found there or posted again would show them out of order, so the
+// wait (Settle, 30 s) is the price of the order; the log says when the
+// lookup comes.
 type Sender struct {
 	Outbox   Outbox
 	Notifier Notifier // nil: messages are logged and marked logged
@@ -202,7 +208,28 @@ func (s *Sender) deliver(ctx context.Context, m *store.Message, now time.Time) (
 		s.Log.Error("slack message failed for good", "id", m.ID, "kind", m.Kind, "err", err)
 		return 0, s.Outbox.UpdateMessage(*m)
 	}
+	if m.Attempt != nil {
+		if _, ok := s.Notifier.(Finder); ok {
+			return s.settleAfter(m, now, wait, err)
+		}
+	}
 	return s.retry(m, now, wait, err)
+}
+
+// settleAfter schedules a message that may have been posted: the next step
+// is not a post but a lookup in the channel once the post must have
+// landed (Settle after it, or later when Slack asked to wait longer), and
+// the log says so, with the time.
+func (s *Sender) settleAfter(m *store.Message, now time.Time, wait time.Duration, cause error) (time.Duration, error) {
+	at := m.Attempt.At.Add(s.settle())
+	if w := now.Add(wait); wait > 0 && w.After(at) {
+		at = w
+	}
+	m.NextAttempt, m.LastError = at, cause.Error()
+	s.count("retry")
+	s.Log.Warn("slack post unanswered, it may have landed; looking it up in the channel before posting again (later messages wait, to keep their order)",
+		"id", m.ID, "attempt", m.Attempts, "lookup_at", at.UTC().Format(time.RFC3339), "in", at.Sub(now), "err", cause)
+	return at.Sub(now), s.Outbox.UpdateMessage(*m)
 }
 
 // retry schedules the message's next attempt: after Slack's Retry-After

@@ -73,6 +73,11 @@ type Server struct {
 	// Pprof serves Go's profiles under /debug/pprof/ (off by default):
 	// with the API token when one is configured, else to loopback only.
 	Pprof bool `yaml:"pprof"`
+	// RecordGroup (a group name or numeric gid) shares the daemon record
+	// <db>.addr with the operators in that group: serve writes it 0640 to
+	// that group, and the CLI of a member accepts a record of another
+	// user's only then (the systemd layout: deploy/pricewatch.service).
+	RecordGroup string `yaml:"record_group"`
 }
 
 // Ranking configures which offers rank.

@@ -504,6 +504,17 @@ type sourcesPage struct {
 	Norms []rank.NormCheck
 	// Fixtures (demo mode) is each source's fixture: capture kind and date.
 	Fixtures map[string]SourceData
+	// NewGPUs are the sources' new GPU names (alerts.NewName), oldest first.
+	NewGPUs []newGPURow
+}
+
+// newGPURow is a GPU name a source reported after its first run that no
+// alias maps: posted once, listed until the catalog maps it.
+type newGPURow struct {
+	Source    string
+	Name      string
+	Offers    int
+	FirstSeen *time.Time
 }
 
 func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error {
@@ -538,7 +549,11 @@ func (s *Server) dashboardSources(w http.ResponseWriter, r *http.Request) error 
 		case StatusFailing:
 			st.Failing++
 		}
+		for _, n := range src.NewGPUs {
+			st.NewGPUs = append(st.NewGPUs, newGPURow{Source: src.Name, Name: n.Name, Offers: n.Offers, FirstSeen: &n.FirstSeen})
+		}
 	}
+	slices.SortStableFunc(st.NewGPUs, func(a, b newGPURow) int { return a.FirstSeen.Compare(*b.FirstSeen) })
 	return render(w, "sources", http.StatusOK, st)
 }
 

@@ -108,11 +108,17 @@ func References(snap *rank.Snapshot, card, cur string) ([]ReferencePrice, error)
 }
 
 func checkParams(q url.Values, allowed ...string) error {
+	return checkParamsRepeat(q, nil, allowed...)
+}
+
+// checkParamsRepeat is checkParams for an endpoint whose parameters in
+// repeatable may be given more than once (region=a&region=b).
+func checkParamsRepeat(q url.Values, repeatable []string, allowed ...string) error {
 	for k, v := range q {
 		if !slices.Contains(allowed, k) {
 			return pricewatch.Errorf(pricewatch.EInvalid, "unknown parameter %q (allowed: %s)", k, strings.Join(allowed, ", "))
 		}
-		if len(v) > 1 {
+		if len(v) > 1 && !slices.Contains(repeatable, k) {
 			return pricewatch.Errorf(pricewatch.EInvalid, "parameter %q given %d times", k, len(v))
 		}
 	}
@@ -121,7 +127,7 @@ func checkParams(q url.Values, allowed ...string) error {
 
 // ParseBestQuery validates /v1/best parameters against the snapshot.
 func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (BestQuery, error) {
-	if err := checkParams(q, append([]string{"workload", "card", "mode", "currency", "max_gpus", "utilization", "available", "include_unfit"},
+	if err := checkParamsRepeat(q, []string{"region"}, append([]string{"workload", "card", "mode", "currency", "max_gpus", "utilization", "available", "include_unfit"},
 		narrowingParams...)...); err != nil {
 		return BestQuery{}, err
 	}
@@ -176,7 +182,7 @@ func ParseBestQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog) (
 	default:
 		return bq, pricewatch.Errorf(pricewatch.EInvalid, "include_unfit must be true or false, got %q", v)
 	}
-	bq.Narrowing, err = ParseNarrowing(q, knownProviders(snap))
+	bq.Narrowing, err = narrowingOf(q, snap)
 	return bq, err
 }
 
@@ -279,10 +285,17 @@ func (q BestQuery) cacheKey() string {
 }
 
 // OffersResponse is the /v1/offers answer: a page of offers, cheapest
-// first, with Next the cursor of the following page (absent on the last).
+// first by price converted to Currency, with Next the cursor of the
+// following page (absent on the last).
 type OffersResponse struct {
-	Total  int           `json:"total"`
-	Count  int           `json:"count"`
+	Total int `json:"total"`
+	Count int `json:"count"`
+	// Currency is the currency each offer's converted prices are in, and
+	// the price order's.
+	Currency string `json:"currency"`
+	// Cards are the canonical cards the card parameter denotes (absent
+	// without one): "H100" lists the H100 PCIe and SXM cards.
+	Cards  []string      `json:"cards,omitempty"`
 	Offers []OfferStatus `json:"offers"`
 	Next   string        `json:"next,omitempty"`
 }
@@ -299,6 +312,27 @@ type OfferStatus struct {
 	// equivalent is whole_gpu_price_per_hour).
 	PriceBasis           string   `json:"price_basis"`
 	WholeGPUPricePerHour *float64 `json:"whole_gpu_price_per_hour,omitempty"`
+	// Converted is the offer's prices in the answer's currency, beside its
+	// own (price_per_gpu_hour, currency); absent when no exchange rate
+	// converts its currency (such offers list last).
+	Converted *ConvertedPrice `json:"converted,omitempty"`
+}
+
+// ConvertedPrice is an offer's prices in one currency, and the rental
+// unit they are for.
+type ConvertedPrice struct {
+	Currency        string  `json:"currency"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	// WholeGPUPricePerHour is a fractional offer's price scaled to one
+	// whole GPU (what max_price compares).
+	WholeGPUPricePerHour *float64 `json:"whole_gpu_price_per_hour,omitempty"`
+	// UnitGPUs is the GPUs of the rental UnitPricePerHour is for: a fixed
+	// unit's; of a per-GPU offer the gpus asked for, else the smallest
+	// rental reaching min_total_gpu_memory, else its smallest rental.
+	// OfferUnitPricePerHour is that price in the offer's currency.
+	UnitGPUs              int     `json:"unit_gpus"`
+	UnitPricePerHour      float64 `json:"unit_price_per_hour"`
+	OfferUnitPricePerHour float64 `json:"offer_unit_price_per_hour"`
 }
 
 // offerStatus is an offer's listing entry.
@@ -310,10 +344,216 @@ func offerStatus(o pricewatch.Offer, stale bool) OfferStatus {
 	return st
 }
 
+// unitGPUs is the GPUs of the rental an offer's listing prices: a fixed
+// unit's; of a per-GPU offer, gpus when asked, else the smallest rental
+// with minMemGB of GPU memory in all (card memory memGB each), else its
+// smallest rental.
+func unitGPUs(o pricewatch.Offer, gpus int, memGB, minMemGB float64) int {
+	perGPU := o.RentUnit == pricewatch.RentPerGPU
+	switch {
+	case perGPU && gpus > 0:
+		return gpus
+	case perGPU && minMemGB > 0 && memGB > 0:
+		for _, n := range o.GPUCounts {
+			if memGB*float64(n) >= minMemGB*(1-1e-9) {
+				return n
+			}
+		}
+	}
+	switch {
+	case o.RentUnitGPUs > 0:
+		return o.RentUnitGPUs
+	case o.GPUs > 0 && o.RentUnit != pricewatch.RentPerGPU:
+		return o.GPUs
+	}
+	return 1
+}
+
+// convert fills the entry's Converted prices (left nil without a rate).
+func (st *OfferStatus) convert(rates *pricewatch.Rates, q *OffersQuery) {
+	cur := q.Currency
+	f, err := rates.Convert(1, st.Currency, cur)
+	if err != nil {
+		return
+	}
+	var mem float64
+	if q.MinTotalGPUMemoryGB > 0 && q.cat != nil {
+		card, _ := q.cat.Card(st.Card)
+		mem = card.MemoryGB
+	}
+	n := unitGPUs(st.Offer, q.GPUs, mem, q.MinTotalGPUMemoryGB)
+	own := st.PricePerGPUHour * float64(n)
+	c := &ConvertedPrice{Currency: cur, PricePerGPUHour: st.PricePerGPUHour * f, UnitGPUs: n, UnitPricePerHour: own * f,
+		OfferUnitPricePerHour: own}
+	if st.WholeGPUPricePerHour != nil {
+		w := *st.WholeGPUPricePerHour * f
+		c.WholeGPUPricePerHour = &w
+	}
+	st.Converted = c
+}
+
 // AvailabilityReader is the optional part of a Backend that reads how
 // much of a time window offers were available.
 type AvailabilityReader interface {
 	Availability(keys []string, since, now time.Time) (map[string]float64, error)
+}
+
+// offersParams are the /v1/offers parameters besides the narrowing.
+var offersParams = []string{"card", "source", "mode", "kind", "available", "limit", "cursor", "sort", "currency",
+	"max_price", "gpus", "vendor", "min_total_gpu_memory"}
+
+// OffersQuery is a validated /v1/offers request.
+type OffersQuery struct {
+	rank.OfferQuery
+	// CardName is the card parameter as given; OfferQuery.Cards the cards
+	// it denotes.
+	CardName string
+	// Cursor is the cursor parameter as given.
+	Cursor string
+	cat    *normalize.Catalog
+}
+
+// Bounds of the listing filters.
+const (
+	maxListPrice  = 1e6
+	maxListMemory = 1e6
+)
+
+// ParseOffersQuery validates /v1/offers parameters against the snapshot.
+// knownSource reports whether a source parameter names a configured
+// source (nil: any name).
+func ParseOffersQuery(q url.Values, snap *rank.Snapshot, cat *normalize.Catalog, knownSource func(string) bool) (OffersQuery, error) {
+	oq := OffersQuery{cat: cat}
+	if err := checkParamsRepeat(q, []string{"region"}, append(slices.Clone(offersParams), narrowingParams...)...); err != nil {
+		return oq, err
+	}
+	oq.Source, oq.Limit, oq.CardName = q.Get("source"), 100, strings.TrimSpace(q.Get("card"))
+	var err error
+	if a := q.Get("available"); a != "" {
+		if oq.Available, err = pricewatch.ParseAvailability(a); err != nil {
+			return oq, err
+		}
+	}
+	if k := q.Get("kind"); k != "" {
+		if oq.Kind, err = pricewatch.ParseKind(k); err != nil {
+			return oq, err
+		}
+	}
+	if m := q.Get("mode"); m != "" {
+		if oq.Mode, err = pricewatch.ParseMode(m); err != nil {
+			return oq, err
+		}
+	}
+	if oq.CardName != "" {
+		if oq.Cards = rank.CardsNamed(cat, oq.CardName); len(oq.Cards) == 0 {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q (a canonical id such as H100-80GB-SXM, a model such as H100 or A100, or an alias)", oq.CardName)
+		}
+	}
+	if oq.Source != "" && knownSource != nil && !knownSource(oq.Source) {
+		return oq, pricewatch.Errorf(pricewatch.EInvalid, "unknown source %q", oq.Source)
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 10000 {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..10000, got %q", l)
+		}
+		oq.Limit = n
+	}
+	if oq.Sort, err = rank.ParseOfferSort(q.Get("sort")); err != nil {
+		return oq, pricewatch.Errorf(pricewatch.EInvalid, "sort: %v", err)
+	}
+	oq.Currency = strings.ToUpper(q.Get("currency"))
+	if oq.Currency == "" {
+		oq.Currency = snap.Base
+	}
+	if !normalize.KnownCurrency(oq.Currency) {
+		return oq, pricewatch.Errorf(pricewatch.EInvalid, "unknown currency %q (USD, CNY or EUR)", q.Get("currency"))
+	}
+	if v := q.Get("gpus"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > rank.MaxMaxGPUs {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "gpus must be an integer within 1..%d (the exact GPUs of a rental), got %q", rank.MaxMaxGPUs, v)
+		}
+		oq.GPUs = n
+	}
+	if v := q.Get("vendor"); v != "" {
+		known := rank.Vendors(cat)
+		if !slices.Contains(known, strings.ToLower(v)) {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "vendor: unknown vendor %q (one of %s)", v, strings.Join(known, ", "))
+		}
+		oq.Vendor = strings.ToLower(v)
+	}
+	for _, m := range []struct {
+		name  string
+		bound float64
+		to    *float64
+	}{{"max_price", maxListPrice, &oq.MaxPrice}, {"min_total_gpu_memory", maxListMemory, &oq.MinTotalGPUMemoryGB}} {
+		v := q.Get(m.name)
+		if v == "" {
+			continue
+		}
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || !(f > 0 && f <= m.bound) {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "%s must be a number above 0, at most %s, got %q", m.name, strconv.FormatFloat(m.bound, 'f', -1, 64), v)
+		}
+		*m.to = f
+	}
+	if oq.Cursor = q.Get("cursor"); oq.Cursor != "" {
+		if oq.After, err = rank.ParseOfferCursor(oq.Cursor); err != nil {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "cursor: %v (pass the next value of the previous page)", err)
+		}
+		if oq.After.Sort != oq.Sort {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "cursor: it pages a listing sorted by %s, not %s (pass the same sort as the first page)", oq.After.Sort, oq.Sort)
+		}
+		if oq.After.Currency != oq.Currency {
+			return oq, pricewatch.Errorf(pricewatch.EInvalid, "cursor: it pages a listing in %s, not %s (pass the same currency as the first page)", cursorCurrencyName(oq.After.Currency), oq.Currency)
+		}
+	}
+	oq.Narrowing, err = narrowingOf(q, snap)
+	return oq, err
+}
+
+func cursorCurrencyName(c string) string {
+	if c == "" {
+		return "the offers' own currencies"
+	}
+	return c
+}
+
+// cacheKey is the query's key in the snapshot's answer cache.
+func (q OffersQuery) cacheKey() string {
+	return fmt.Sprintf("offers|%s|%s|%s|%s|%s|%d|%s|%s|%s|%s|%g|%d|%s|%g", strings.Join(q.Cards, ","), q.Source, q.Mode, q.Kind,
+		q.Available, q.Limit, q.Cursor, q.Sort, narrowingKey(q.Narrowing), q.Currency, q.MaxPrice, q.GPUs, q.Vendor, q.MinTotalGPUMemoryGB)
+}
+
+// Offers answers a validated offer query from the snapshot; avail, when
+// not nil, adds each offer's share of the last 7 days available.
+func Offers(snap *rank.Snapshot, q OffersQuery, avail AvailabilityReader) (*OffersResponse, error) {
+	page, total, next := snap.QueryOffers(q.OfferQuery)
+	resp := &OffersResponse{Total: total, Count: len(page), Currency: q.Currency, Cards: q.Cards, Offers: make([]OfferStatus, len(page))}
+	if next != nil {
+		resp.Next = next.String()
+	}
+	var shares map[string]float64
+	if avail != nil && len(page) > 0 {
+		keys := make([]string, len(page))
+		for i, o := range page {
+			keys[i] = o.Key
+		}
+		now := snap.GeneratedAt
+		var err error
+		if shares, err = avail.Availability(keys, now.Add(-7*24*time.Hour), now); err != nil {
+			return nil, err
+		}
+	}
+	for i, o := range page {
+		resp.Offers[i] = offerStatus(o, rank.Stale(o, snap.GeneratedAt, snap.StaleAfter))
+		resp.Offers[i].convert(snap.Rates, &q)
+		if sh, ok := shares[o.Key]; ok {
+			resp.Offers[i].Available7d = &sh
+		}
+	}
+	return resp, nil
 }
 
 func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
@@ -321,84 +561,17 @@ func (s *Server) offers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	if err := checkParams(q, append([]string{"card", "source", "mode", "kind", "available", "limit", "cursor", "sort"}, narrowingParams...)...); err != nil {
-		return err
-	}
-	oq := rank.OfferQuery{Card: q.Get("card"), Source: q.Get("source"), Limit: 100}
-	if a := q.Get("available"); a != "" {
-		if oq.Available, err = pricewatch.ParseAvailability(a); err != nil {
-			return err
-		}
-	}
-	if k := q.Get("kind"); k != "" {
-		if oq.Kind, err = pricewatch.ParseKind(k); err != nil {
-			return err
-		}
-	}
-	if m := q.Get("mode"); m != "" {
-		if oq.Mode, err = pricewatch.ParseMode(m); err != nil {
-			return err
-		}
-	}
-	if oq.Card != "" {
-		if _, ok := normalize.DefaultCatalog().Card(oq.Card); !ok {
-			return pricewatch.Errorf(pricewatch.EInvalid, "unknown card %q", oq.Card)
-		}
-	}
-	if oq.Source != "" {
-		if _, ok := s.backend.Config().Sources[oq.Source]; !ok {
-			return pricewatch.Errorf(pricewatch.EInvalid, "unknown source %q", oq.Source)
-		}
-	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 10000 {
-			return pricewatch.Errorf(pricewatch.EInvalid, "limit must be an integer within 1..10000, got %q", l)
-		}
-		oq.Limit = n
-	}
-	if oq.Sort, err = rank.ParseOfferSort(q.Get("sort")); err != nil {
-		return pricewatch.Errorf(pricewatch.EInvalid, "sort: %v", err)
-	}
-	cursor := q.Get("cursor")
-	if cursor != "" {
-		if oq.After, err = rank.ParseOfferCursor(cursor); err != nil {
-			return pricewatch.Errorf(pricewatch.EInvalid, "cursor: %v (pass the next value of the previous page)", err)
-		}
-		if oq.After.Sort != oq.Sort {
-			return pricewatch.Errorf(pricewatch.EInvalid, "cursor: it pages a listing sorted by %s, not %s (pass the same sort as the first page)", oq.After.Sort, oq.Sort)
-		}
-	}
 	snap := v.Snapshot
-	if oq.Narrowing, err = ParseNarrowing(q, knownProviders(snap)); err != nil {
+	sources := s.backend.Config().Sources
+	oq, err := ParseOffersQuery(r.URL.Query(), snap, normalize.DefaultCatalog(), func(name string) bool { _, ok := sources[name]; return ok })
+	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("offers|%s|%s|%s|%s|%s|%d|%s|%s|%s", oq.Card, oq.Source, oq.Mode, oq.Kind, oq.Available, oq.Limit, cursor,
-		oq.Sort, narrowingKey(oq.Narrowing))
-	body, err := snap.Memo(key, func() ([]byte, error) {
-		page, total, next := snap.QueryOffers(oq)
-		resp := OffersResponse{Total: total, Count: len(page), Offers: make([]OfferStatus, len(page))}
-		if next != nil {
-			resp.Next = next.String()
-		}
-		var shares map[string]float64
-		if ar, ok := s.backend.(AvailabilityReader); ok && len(page) > 0 {
-			keys := make([]string, len(page))
-			for i, o := range page {
-				keys[i] = o.Key
-			}
-			now := snap.GeneratedAt
-			var err error
-			if shares, err = ar.Availability(keys, now.Add(-7*24*time.Hour), now); err != nil {
-				return nil, err
-			}
-		}
-		for i, o := range page {
-			resp.Offers[i] = offerStatus(o, rank.Stale(o, snap.GeneratedAt, snap.StaleAfter))
-			if sh, ok := shares[o.Key]; ok {
-				resp.Offers[i].Available7d = &sh
-			}
+	body, err := snap.Memo(oq.cacheKey(), func() ([]byte, error) {
+		ar, _ := s.backend.(AvailabilityReader)
+		resp, err := Offers(snap, oq, ar)
+		if err != nil {
+			return nil, err
 		}
 		b, err := json.Marshal(resp)
 		return append(b, '\n'), err

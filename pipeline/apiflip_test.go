@@ -1,12 +1,16 @@
 package pipeline_test
 
 import (
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/alerts/slacktest"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/fixtures"
 	"github.com/pricewatch/pricewatch/pipeline/pipelinetest"
@@ -26,17 +30,6 @@ const (
         "completion": "0.0000002",
         "input_cache_read": "0.00000003"`
 )
-
-// flipPosts are the delivered messages about the API flip.
-func flipPosts(env *pipelinetest.Env) []string {
-	var out []string
-	for _, m := range env.Notifier.Messages {
-		if strings.Contains(m.Text, "than the cheapest API") || strings.Contains(m.Text, "cheapest API now costs less") {
-			out = append(out, m.Text)
-		}
-	}
-	return out
-}
 
 // TestAPIFlip_PostsOnceWhenSelfHostingBecomesCheaper: serve-gpt-oss-120b
 // (1,024 tokens in / 256 out: 4 input tokens per output token) watched on
@@ -60,18 +53,40 @@ func TestAPIFlip_PostsOnceWhenSelfHostingBecomesCheaper(t *testing.T) {
 		c.Alerts.Watches = []config.Watch{{Name: "oss", Workload: "serve-gpt-oss-120b", Modes: []string{"ondemand"}, Currency: "USD", IncludeAPI: true}}
 	})
 	names := []string{"openrouter", "runpod", "ecb"}
+	// The outbox is delivered to a fake Slack Web API (the real client),
+	// not the harness's recording notifier.
+	fake := &slacktest.Server{Now: env.Now}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	sender := &alerts.Sender{Outbox: env.Store, Notifier: alerts.NewSlack(alerts.SlackConfig{Token: "xoxb-test", Channel: "#gpu", APIURL: srv.URL}),
+		Log: slog.New(slog.DiscardHandler), Now: env.Now}
 	round := func() {
 		t.Helper()
-		for _, s := range env.Round(t, names...) {
+		for _, s := range env.Pipeline.RunAll(t.Context(), names) {
 			if s.Err != nil {
 				t.Fatalf("%s: %v", s.Source, s.Err)
 			}
 		}
+		if err := env.Pipeline.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sender.DeliverDue(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		env.Advance(10 * time.Minute)
+	}
+	flipPosts := func() []string {
+		var out []string
+		for _, m := range fake.Texts() {
+			if strings.Contains(m, "than the cheapest API") || strings.Contains(m, "cheapest API now costs less") {
+				out = append(out, m)
+			}
+		}
+		return out
 	}
 	round()
 	round()
-	if p := flipPosts(env); len(p) != 0 {
+	if p := flipPosts(); len(p) != 0 {
 		t.Fatalf("the baseline posted: %q", p)
 	}
 	api, ok := env.Pipeline.View().Snapshot.CheapestAPI(mustWorkload(t, env, "serve-gpt-oss-120b"), "USD")
@@ -82,7 +97,7 @@ func TestAPIFlip_PostsOnceWhenSelfHostingBecomesCheaper(t *testing.T) {
 	for range 6 { // three runs to pass the gate, two to confirm, one more
 		round()
 	}
-	posts := flipPosts(env)
+	posts := flipPosts()
 	t.Logf("posted: %q", posts)
 	if len(posts) != 1 || !strings.Contains(posts[0], "self-hosting now costs less") || !strings.Contains(posts[0], "$0.29") && !strings.Contains(posts[0], "0.29") {
 		t.Fatalf("posts %q, want one saying self-hosting is cheaper than the API at 0.29", posts)
@@ -105,7 +120,7 @@ func TestAPIFlip_PostsOnceWhenSelfHostingBecomesCheaper(t *testing.T) {
 	for range 3 {
 		round()
 	}
-	if p := flipPosts(env); len(p) != 1 {
+	if p := flipPosts(); len(p) != 1 {
 		t.Errorf("a change that flips nothing posted: %q", p[1:])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pricewatch/pricewatch/alerts"
 	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/scrapers"
@@ -38,6 +39,11 @@ type SourceStatus struct {
 	ConsecutiveFailures int            `json:"consecutive_failures"`
 	Offers              int            `json:"offers"`
 	UnknownGPUs         map[string]int `json:"unknown_gpus,omitempty"`
+	// NewGPUs are the unknown GPU names the source reported after its
+	// baseline (its first applied run) that its last applied run still
+	// reports: when each was first seen and its offers. Each was posted
+	// once; an alias or a card in the catalog gets it ranked.
+	NewGPUs []alerts.NewName `json:"new_gpus,omitempty"`
 	// Held is the last run's hold (quarantined, suspect); HeldOffers lists
 	// the outlier offers held back from applied runs: the price they came
 	// with and how many runs in a row brought it.
@@ -143,6 +149,13 @@ func (p *Pipeline) Statuses() []SourceStatus {
 	out := SourceStatuses(p.cfg, health, p.disabled, p.now(), p.NextRun)
 	checks := p.NormChecks()
 	for i := range out {
+		if h, ok := health[out[i].Name]; ok {
+			names, err := alerts.NewNames(p.store, out[i].Name, h)
+			if err != nil {
+				p.log.Warn("read new gpu names", "source", out[i].Name, "err", err)
+			}
+			out[i].NewGPUs = names
+		}
 		for _, c := range checks {
 			if c.BelowNorm && c.Provider == out[i].Name {
 				out[i].BelowNorm = append(out[i].BelowNorm, c)

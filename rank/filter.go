@@ -192,3 +192,79 @@ func (p *Pack) providerNames() []string {
 	})
 	return p.providers
 }
+
+// Regions lists the regions of the snapshot's offers, sorted: what a
+// region narrowing can name (exactly: Vast's "Texas, US" holds a comma).
+func (s *Snapshot) Regions() []string {
+	seen := map[string]bool{}
+	for _, pt := range s.parts {
+		p := pt.pack
+		// Marks by dict index: a marketplace has about a shape per offer,
+		// and hashing each one's region string was the cost.
+		mark := make([]bool, len(p.dict))
+		for i := range p.shapes {
+			mark[p.shapes[i].region] = true
+		}
+		for i, m := range mark {
+			if m && p.dict[i] != "" {
+				seen[p.dict[i]] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// CardsNamed lists the canonical cards a person's name for a card denotes,
+// sorted (nil: none), trying in turn, in any case and with separators and
+// vendor words ignored: a canonical id ("h100-80gb-sxm", "RTX4090"); a
+// model ("H100": its PCIe and SXM cards, not the H100 NVL; "A100"); a
+// generic or SkyPilot alias of one card ("H100 SXM", "A100-80GB"); a
+// prefix of ids at a dash ("MI300X", "H100-80GB").
+func CardsNamed(cat *normalize.Catalog, name string) []string {
+	want := squash(name)
+	if want == "" {
+		return nil
+	}
+	ids := cat.IDs()
+	for _, id := range ids {
+		if squash(id) == want {
+			return []string{id}
+		}
+	}
+	var out []string
+	for _, id := range ids {
+		if c, _ := cat.Card(id); squash(c.Model) == want {
+			out = append(out, id)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, src := range []string{"*", "skypilot"} {
+		if id, ok := cat.Resolve(src, name, 0); ok {
+			return []string{id}
+		}
+	}
+	prefix := strings.ToUpper(strings.TrimSpace(name)) + "-"
+	for _, id := range ids {
+		if strings.HasPrefix(strings.ToUpper(id), prefix) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// squash is a name's matching form: normalize.Fold without the spaces.
+func squash(s string) string { return strings.ReplaceAll(normalize.Fold(s), " ", "") }
+
+// Vendors lists the catalog's card vendors in lower case, sorted: what an
+// offer listing's vendor filter can name.
+func Vendors(cat *normalize.Catalog) []string {
+	seen := map[string]bool{}
+	for _, id := range cat.IDs() {
+		if c, _ := cat.Card(id); c.Vendor != "" {
+			seen[strings.ToLower(c.Vendor)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
 )
 
 // packIndex orders a pack's offers by a sort key (price per GPU-hour in
@@ -126,54 +127,133 @@ func (k OfferSort) value(p *Pack, r *packRow) float64 {
 	return v
 }
 
-// OfferQuery selects current offers, as GET /v1/offers does: by card,
-// source, mode, kind, availability (empty: any) and the narrowing, in the
-// sort's order, then key; a page of at most Limit offers after the cursor
-// After (which must come from a page of the same sort).
+// OfferQuery selects current offers, as GET /v1/offers does: by card (one,
+// or several), source, mode, kind, availability (empty: any), the
+// narrowing and the listing filters, in the sort's order, then key; a page
+// of at most Limit offers after the cursor After (which must come from a
+// page of the same sort and currency).
 type OfferQuery struct {
 	Card, Source string
-	Mode         pricewatch.Mode
-	Kind         pricewatch.Kind
-	Available    pricewatch.Availability
-	Narrowing    Narrowing
-	Sort         OfferSort
-	Limit        int
-	After        *OfferCursor
+	// Cards are more cards to list (Card, when set, is one more): the
+	// cards a name such as "H100" denotes (CardsNamed).
+	Cards     []string
+	Mode      pricewatch.Mode
+	Kind      pricewatch.Kind
+	Available pricewatch.Availability
+	Narrowing Narrowing
+	// Currency, when set, prices the listing in one currency: the price
+	// sorts and MaxPrice compare prices converted with the snapshot's
+	// rates, so CNY 1.98 (USD 0.29) lists before USD 0.69. An offer whose
+	// currency has no rate lists after every converted one and fails
+	// MaxPrice. Empty compares the offers' own numbers, whatever their
+	// currency.
+	Currency string
+	// MaxPrice keeps offers whose price per whole GPU-hour (a fractional
+	// offer's scaled to one GPU), in Currency, is at most this (0: any).
+	MaxPrice float64
+	// GPUs keeps offers that rent exactly this many GPUs at once: a fixed
+	// unit of that size, or a per-GPU offer one of whose rentals has that
+	// count (0: any).
+	GPUs int
+	// Vendor keeps cards of this vendor (the catalog's vendor column, any
+	// case: nvidia, amd, intel).
+	Vendor string
+	// MinTotalGPUMemoryGB keeps offers whose rental has at least this much
+	// GPU memory in all: the card's memory times the GPUs (GPUs when set,
+	// else the offer's largest rental), times the share of a fractional
+	// offer.
+	MinTotalGPUMemoryGB float64
+	Sort                OfferSort
+	Limit               int
+	After               *OfferCursor
+}
+
+// filters reports whether the query has a listing filter beyond card,
+// mode, kind, availability and the narrowing.
+func (q *OfferQuery) filters() bool {
+	return q.MaxPrice > 0 || q.GPUs > 0 || q.Vendor != "" || q.MinTotalGPUMemoryGB > 0
 }
 
 // OfferCursor is the position after the last offer of a page: its sort
-// value (as OfferSort.value gives it) and key.
+// value (as the listing compares it: converted to Currency for a price
+// sort in a currency) and key.
 type OfferCursor struct {
-	Sort  OfferSort
-	Value float64
-	Key   string
+	Sort     OfferSort
+	Currency string
+	Value    float64
+	Key      string
 }
+
+// cursorCurrency flags a cursor byte whose listing has a currency.
+const cursorCurrency = 0x80
 
 // String encodes the cursor for a URL.
 func (c OfferCursor) String() string {
-	b := binary.BigEndian.AppendUint64([]byte{byte(c.Sort)}, math.Float64bits(c.Value))
+	b := []byte{byte(c.Sort)}
+	if c.Currency != "" {
+		b[0] |= cursorCurrency
+		b = append(append(b, byte(len(c.Currency))), c.Currency...)
+	}
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.Value))
 	return base64.RawURLEncoding.EncodeToString(append(b, c.Key...))
 }
 
 // ParseOfferCursor decodes a cursor String made.
 func ParseOfferCursor(s string) (*OfferCursor, error) {
+	bad := errors.New("not a cursor of this listing")
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 9 || int(b[0]) >= len(offerSortNames) {
-		return nil, errors.New("not a cursor of this listing")
+	if err != nil || len(b) < 9 || int(b[0]&^cursorCurrency) >= len(offerSortNames) {
+		return nil, bad
 	}
-	return &OfferCursor{Sort: OfferSort(b[0]), Value: math.Float64frombits(binary.BigEndian.Uint64(b[1:9])), Key: string(b[9:])}, nil
+	c := &OfferCursor{Sort: OfferSort(b[0] &^ cursorCurrency)}
+	hasCurrency := b[0]&cursorCurrency != 0
+	b = b[1:]
+	if hasCurrency {
+		n := int(b[0])
+		if n == 0 || len(b) < 1+n+8 {
+			return nil, bad
+		}
+		c.Currency, b = string(b[1:1+n]), b[1+n:]
+	}
+	c.Value, c.Key = math.Float64frombits(binary.BigEndian.Uint64(b[:8])), string(b[8:])
+	return c, nil
 }
 
-// queryPart is one pack's side of a query.
+// queryPart is one pack's side of a query: one of its cards (or all) in
+// one of its currencies (or all, when the listing is not converted or the
+// pack has one).
 type queryPart struct {
 	p    *Pack
+	q    *OfferQuery
 	list []int32
 	card int64 // dict index or -1
 	mode int64
+	cur  int64 // currency dict index or -1
 	kind []uint32
 	av   []uint32
 	nar  *packNarrowing
-	pos  int
+	// factor converts the part's prices to the query's currency (1 when
+	// not converted, NaN when its currency has no rate).
+	factor  float64
+	convert bool
+	cards   *cardCache
+	pos     int
+}
+
+// cardCache looks a pack's card dict entries up in the catalog once each.
+type cardCache struct {
+	p   *Pack
+	cat *normalize.Catalog
+	m   map[uint32]pricewatch.Card
+}
+
+func (c *cardCache) card(i uint32) pricewatch.Card {
+	card, ok := c.m[i]
+	if !ok {
+		card, _ = c.cat.Card(c.p.dict[i])
+		c.m[i] = card
+	}
+	return card
 }
 
 func dictIndex(p *Pack, s string) int64 {
@@ -187,9 +267,68 @@ func dictIndex(p *Pack, s string) int64 {
 
 func (q *queryPart) match(i int32) bool {
 	r := &q.p.rows[i]
+	sh := &q.p.shapes[r.shape]
 	return (q.card < 0 || int64(r.card) == q.card) && (q.mode < 0 || int64(r.mode) == q.mode) &&
-		(q.kind == nil || slices.Contains(q.kind, q.p.shapes[r.shape].kind)) && (q.av == nil || slices.Contains(q.av, r.avail)) &&
-		q.nar.keepRow(r)
+		(q.cur < 0 || int64(sh.currency) == q.cur) &&
+		(q.kind == nil || slices.Contains(q.kind, sh.kind)) && (q.av == nil || slices.Contains(q.av, r.avail)) &&
+		q.nar.keepRow(r) && (!q.q.filters() || q.keepListed(r, sh))
+}
+
+// keepListed applies the listing filters (OfferQuery.filters) to a row.
+func (q *queryPart) keepListed(r *packRow, sh *packShape) bool {
+	f := q.q
+	counts := q.p.counts[sh.counts]
+	if f.GPUs > 0 && !slices.Contains(counts, f.GPUs) {
+		return false
+	}
+	if f.MaxPrice > 0 {
+		whole := r.price
+		if sh.fraction > 0 && sh.fraction < 1 {
+			whole /= sh.fraction
+		}
+		whole *= q.factor // NaN (no rate) fails the comparison
+		if !(whole <= f.MaxPrice*(1+1e-9)) {
+			return false
+		}
+	}
+	if f.Vendor == "" && f.MinTotalGPUMemoryGB <= 0 {
+		return true
+	}
+	card := q.cards.card(r.card)
+	if f.Vendor != "" && !strings.EqualFold(card.Vendor, f.Vendor) {
+		return false
+	}
+	if f.MinTotalGPUMemoryGB > 0 {
+		n := f.GPUs
+		if n == 0 {
+			n = int(r.gpus)
+			if len(counts) > 0 {
+				n = counts[len(counts)-1]
+			}
+		}
+		total := card.MemoryGB * float64(max(n, 1))
+		if sh.fraction > 0 && sh.fraction < 1 {
+			total *= sh.fraction
+		}
+		if total < f.MinTotalGPUMemoryGB*(1-1e-9) {
+			return false
+		}
+	}
+	return true
+}
+
+// value is row i's sort value in the listing: OfferSort.value, a price
+// converted to the query's currency (+Inf when its currency has no rate).
+func (q *queryPart) value(i int32) float64 {
+	k := q.q.Sort
+	v := k.value(q.p, &q.p.rows[i])
+	if !q.convert || k > SortPriceDesc {
+		return v
+	}
+	if math.IsNaN(q.factor) {
+		return math.Inf(1)
+	}
+	return v * q.factor
 }
 
 // next is the next matching row from pos on (-1 at the end).
@@ -202,11 +341,34 @@ func (q *queryPart) next() int32 {
 	return -1
 }
 
+// currencies are the dict indexes of the currencies of the pack's offers.
+func (p *Pack) currencies() []uint32 {
+	var out []uint32
+	for i := range p.shapes {
+		if c := p.shapes[i].currency; !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // QueryOffers answers an offer query from the packs' indexes: the page,
 // how many offers match in all, and the cursor of the next page (nil on
 // the last). Total counts the matches of the lists the filters pick (one
 // card's or one mode's offers), not every offer.
+//
+// A pack's index orders its offers by their own numbers; converted to one
+// currency they keep that order within each currency, so a listing in a
+// currency merges one list per pack, card and currency.
 func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int, next *OfferCursor) {
+	cards := slices.Clone(q.Cards)
+	if q.Card != "" && !slices.Contains(cards, q.Card) {
+		cards = append(cards, q.Card)
+	}
+	cat := s.cat
+	if cat == nil {
+		cat = normalize.DefaultCatalog()
+	}
 	var parts []*queryPart
 	for _, pt := range s.parts {
 		p := pt.pack
@@ -214,58 +376,55 @@ func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int
 			continue
 		}
 		ix := p.indexBy(q.Sort)
-		qp := &queryPart{p: p, list: ix.order, card: -1, mode: -1, nar: q.Narrowing.forPack(p, s.cat)}
-		if q.Card != "" {
-			if qp.card = dictIndex(p, q.Card); qp.card < 0 {
-				continue
-			}
-			qp.list = ix.byCard[uint32(qp.card)]
-		}
+		base := queryPart{p: p, q: &q, list: ix.order, card: -1, mode: -1, cur: -1, factor: 1, nar: q.Narrowing.forPack(p, s.cat),
+			cards: &cardCache{p: p, cat: cat, m: map[uint32]pricewatch.Card{}}}
 		if q.Mode != "" {
-			if qp.mode = dictIndex(p, string(q.Mode)); qp.mode < 0 {
+			if base.mode = dictIndex(p, string(q.Mode)); base.mode < 0 {
 				continue
-			}
-			if l := ix.byMode[uint32(qp.mode)]; q.Card == "" || len(l) < len(qp.list) {
-				qp.list = l
 			}
 		}
 		if q.Kind != "" {
-			qp.kind = dictSet(p, string(q.Kind))
+			base.kind = dictSet(p, string(q.Kind))
 			if q.Kind == pricewatch.KindOffer {
-				qp.kind = append(qp.kind, dictSet(p, "")...)
+				base.kind = append(base.kind, dictSet(p, "")...)
 			}
-			if len(qp.kind) == 0 {
+			if len(base.kind) == 0 {
 				continue
 			}
 		}
 		if q.Available != "" {
-			qp.av = dictSet(p, string(q.Available))
+			base.av = dictSet(p, string(q.Available))
 			if q.Available == pricewatch.AvailableUnknown {
-				qp.av = append(qp.av, dictSet(p, "")...)
+				base.av = append(base.av, dictSet(p, "")...)
 			}
-			if len(qp.av) == 0 {
+			if len(base.av) == 0 {
 				continue
 			}
 		}
-		if qp.card < 0 && qp.mode < 0 && qp.kind == nil && qp.av == nil && !qp.nar.active {
-			total += len(qp.list)
-		} else {
-			for _, i := range qp.list {
-				if qp.match(i) {
-					total++
+		// One part per card asked for (or one for all).
+		var byCard []queryPart
+		if len(cards) == 0 {
+			byCard = append(byCard, base)
+		}
+		for _, c := range cards {
+			qp := base
+			if qp.card = dictIndex(p, c); qp.card < 0 {
+				continue
+			}
+			qp.list = ix.byCard[uint32(qp.card)]
+			byCard = append(byCard, qp)
+		}
+		for _, qp := range byCard {
+			if qp.mode >= 0 {
+				if l := ix.byMode[uint32(qp.mode)]; qp.card < 0 || len(l) < len(qp.list) {
+					qp.list = l
 				}
 			}
-		}
-		if q.After != nil {
-			a := q.After
-			qp.pos, _ = slices.BinarySearchFunc(qp.list, a, func(i int32, a *OfferCursor) int {
-				return cmp.Or(cmp.Compare(q.Sort.value(p, &p.rows[i]), a.Value), strings.Compare(p.Key(int(i)), a.Key))
-			})
-			if qp.pos < len(qp.list) && q.Sort.value(p, &p.rows[qp.list[qp.pos]]) == a.Value && p.Key(int(qp.list[qp.pos])) == a.Key {
-				qp.pos++
+			for _, cp := range s.byCurrency(qp, q.Currency) {
+				s.startPart(cp, &total)
+				parts = append(parts, cp)
 			}
 		}
-		parts = append(parts, qp)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -282,7 +441,7 @@ func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int
 			if h < 0 {
 				continue
 			}
-			if best < 0 || q.Sort.across(parts[i].p, h, parts[best].p, heads[best]) < 0 {
+			if best < 0 || across(parts[i], h, parts[best], heads[best]) < 0 {
 				best = i
 			}
 		}
@@ -290,14 +449,73 @@ func (s *Snapshot) QueryOffers(q OfferQuery) (page []pricewatch.Offer, total int
 			return page, total, nil
 		}
 		page = append(page, parts[best].p.Offer(int(heads[best])))
-		lastValue = q.Sort.value(parts[best].p, &parts[best].p.rows[heads[best]])
+		lastValue = parts[best].value(heads[best])
 		parts[best].pos++
 		heads[best] = parts[best].next()
 	}
 	if slices.ContainsFunc(heads, func(h int32) bool { return h >= 0 }) {
-		return page, total, &OfferCursor{Sort: q.Sort, Value: lastValue, Key: page[len(page)-1].Key}
+		return page, total, &OfferCursor{Sort: q.Sort, Currency: q.Currency, Value: lastValue, Key: page[len(page)-1].Key}
 	}
 	return page, total, nil
+}
+
+// byCurrency splits a part by the currencies of its pack when the listing
+// converts prices (cur set): each gets its factor to cur, and a currency
+// without a rate its rows in key order (they all sort as +Inf).
+func (s *Snapshot) byCurrency(qp queryPart, cur string) []*queryPart {
+	if cur == "" {
+		return []*queryPart{&qp}
+	}
+	qp.convert = true
+	curs := qp.p.currencies()
+	var out []*queryPart
+	for _, c := range curs {
+		cp := qp
+		if len(curs) > 1 {
+			cp.cur = int64(c)
+		}
+		f, err := s.Rates.Convert(1, qp.p.dict[c], cur)
+		if err != nil || !(f > 0) {
+			cp.factor = math.NaN()
+			p := qp.p
+			var l []int32
+			for _, i := range cp.list {
+				if int64(p.shapes[p.rows[i].shape].currency) == int64(c) {
+					l = append(l, i)
+				}
+			}
+			slices.SortFunc(l, func(a, b int32) int { return strings.Compare(p.Key(int(a)), p.Key(int(b))) })
+			cp.list = l
+		} else {
+			cp.factor = f
+		}
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// startPart adds the part's matches to total and moves it past the
+// query's cursor.
+func (s *Snapshot) startPart(qp *queryPart, total *int) {
+	q := qp.q
+	if qp.card < 0 && qp.mode < 0 && qp.cur < 0 && qp.kind == nil && qp.av == nil && !qp.nar.active && !q.filters() {
+		*total += len(qp.list)
+	} else {
+		for _, i := range qp.list {
+			if qp.match(i) {
+				*total++
+			}
+		}
+	}
+	if a := q.After; a != nil {
+		p := qp.p
+		qp.pos, _ = slices.BinarySearchFunc(qp.list, a, func(i int32, a *OfferCursor) int {
+			return cmp.Or(cmp.Compare(qp.value(i), a.Value), strings.Compare(p.Key(int(i)), a.Key))
+		})
+		if qp.pos < len(qp.list) && qp.value(qp.list[qp.pos]) == a.Value && p.Key(int(qp.list[qp.pos])) == a.Key {
+			qp.pos++
+		}
+	}
 }
 
 func dictSet(p *Pack, s string) []uint32 {
@@ -307,6 +525,7 @@ func dictSet(p *Pack, s string) []uint32 {
 	return nil
 }
 
-func (k OfferSort) across(a *Pack, i int32, b *Pack, j int32) int {
-	return cmp.Or(cmp.Compare(k.value(a, &a.rows[i]), k.value(b, &b.rows[j])), strings.Compare(a.Key(int(i)), b.Key(int(j))))
+// across orders row i of part a and row j of part b in the listing.
+func across(a *queryPart, i int32, b *queryPart, j int32) int {
+	return cmp.Or(cmp.Compare(a.value(i), b.value(j)), strings.Compare(a.p.Key(int(i)), b.p.Key(int(j))))
 }

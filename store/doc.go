@@ -41,6 +41,8 @@
 //	  outbox_failed/  <8-byte sequence>               → "" (ids of failed messages; bucket sequence = count)
 //	  silences/ <8-byte sequence>                     → Silence
 //	  notify/   <watch or "source:<name>" or "degraded"> → notification state (owned by package alerts)
+//	            "names:<source>"                      → the source's seen unknown GPU names: baseline time; per name first
+//	                                                    and last seen, offers, baseline flag (alerts/newnames.go)
 //	  slack/    (created on first use)
 //	    seen/     <decoded request signature, 32 bytes>   → 8-byte expiry (a replay is refused until then; pruned after)
 //	    requests/ <team id> 0x00 <trigger id>             → SlackRequest (what a writing command did; kept 24 h)

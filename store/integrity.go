@@ -88,6 +88,11 @@ func readMeta(f io.ReaderAt, off int64) (boltMeta, error) {
 // openError names the file once: an *fs.PathError of that file (what
 // os and bolt return) already says "open <path>: …".
 func openError(path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		// Another user's file: in the shared layout the daemon's (its user
+		// owns the database), which the CLI asks through its record.
+		return fmt.Errorf("open %s: %w (%v: another user's database, held by its daemon)", path, ErrLocked, err)
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {
 		return err

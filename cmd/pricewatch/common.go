@@ -152,6 +152,11 @@ func (c *common) load() (*config.Config, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
+	// The CLI accepts a record shared with this group; a group that does
+	// not resolve shares nothing (serve refuses to start with it).
+	if gid, err := resolveGroup(cfg.Server.RecordGroup); err == nil {
+		recordGID = gid
+	}
 	return cfg, nil
 }
 

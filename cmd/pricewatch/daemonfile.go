@@ -14,7 +14,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +76,13 @@ func newDaemonRecord(ln net.Addr) (daemonRecord, error) {
 // replaces a symlink there instead of writing through it. It returns the
 // file written, for removeDaemonRecord.
 func writeDaemonRecord(path string, rec daemonRecord) (fs.FileInfo, error) {
+	return writeDaemonRecordFor(path, rec, -1)
+}
+
+// writeDaemonRecordFor is writeDaemonRecord shared with a group: with gid
+// at least 0 the file is 0640 and belongs to that group (the operators in
+// it read the address and the secret; no one else does).
+func writeDaemonRecordFor(path string, rec daemonRecord, gid int) (fs.FileInfo, error) {
 	if err := checkRecordDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -88,7 +97,14 @@ func writeDaemonRecord(path string, rec daemonRecord) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = f.Write(append(b, '\n'))
+	if gid >= 0 {
+		if err = f.Chown(-1, gid); err == nil {
+			err = f.Chmod(0o640)
+		}
+	}
+	if err == nil {
+		_, err = f.Write(append(b, '\n'))
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -138,6 +154,67 @@ func checkRecordDir(dir string) error {
 	return nil
 }
 
+// recordGID is the group the daemon record may be shared with
+// (server.record_group, resolved when the config is loaded; -1: none).
+var recordGID = -1
+
+// sharedRecord reports whether fi is a daemon record shared with the
+// configured record group: mode 0640 exactly, that group's, and the user
+// is in it; owner is the file's owner (the daemon's user).
+func sharedRecord(fi fs.FileInfo) (owner int, ok bool) {
+	st, sys := fi.Sys().(*syscall.Stat_t)
+	if !sys || recordGID < 0 || int(st.Gid) != recordGID || fi.Mode().Perm() != 0o640 {
+		return 0, false
+	}
+	if os.Getegid() == recordGID {
+		return int(st.Uid), true
+	}
+	groups, err := os.Getgroups()
+	if err != nil {
+		return 0, false
+	}
+	for _, g := range groups {
+		if g == recordGID {
+			return int(st.Uid), true
+		}
+	}
+	return 0, false
+}
+
+// checkRecordDirOf checks the folder of a shared record: its owner's (or
+// root's), writable by no one else.
+func checkRecordDirOf(dir string, owner int) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok:
+		return nil
+	case int(st.Uid) != owner && st.Uid != 0:
+		return fmt.Errorf("folder %s belongs to uid %d, not to the record's owner (uid %d)", dir, st.Uid, owner)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("folder %s is writable by others (mode %v)", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// resolveGroup reads server.record_group: a numeric gid or a group name.
+func resolveGroup(name string) (int, error) {
+	if name == "" {
+		return -1, nil
+	}
+	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
+		return n, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return -1, fmt.Errorf("server.record_group: %w", err)
+	}
+	return strconv.Atoi(g.Gid)
+}
+
 // readDaemonRecord reads and checks path: a regular file (Lstat: not a
 // symlink) of the user's, readable by no one else (it holds a secret), at
 // most maxRecordBytes, naming a loopback address. errNoRecord when absent.
@@ -153,20 +230,28 @@ func readDaemonRecord(path string) (daemonRecord, error) {
 	if err != nil {
 		return rec, err
 	}
-	if err := checkRecordDir(filepath.Dir(path)); err != nil {
-		return refuse("%v", err)
-	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse("a symlink")
 	}
 	if !fi.Mode().IsRegular() {
 		return refuse("not a regular file")
 	}
-	if err := ownedByUser(fi); err != nil {
-		return refuse("%v", err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return refuse("mode %v lets others read or write it (want 0600)", fi.Mode().Perm())
+	if owner, ok := sharedRecord(fi); ok {
+		// The daemon's record shared with the operators' group: the
+		// daemon's folder, writable by it alone.
+		if err := checkRecordDirOf(filepath.Dir(path), owner); err != nil {
+			return refuse("%v", err)
+		}
+	} else {
+		if err := checkRecordDir(filepath.Dir(path)); err != nil {
+			return refuse("%v", err)
+		}
+		if err := ownedByUser(fi); err != nil {
+			return refuse("%v (a daemon of another user shares its record only with server.record_group: a 0640 file of that group, which you are in)", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return refuse("mode %v lets others read or write it (want 0600, or 0640 to server.record_group)", fi.Mode().Perm())
+		}
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {

@@ -26,7 +26,13 @@ func TestDeploy_ConfigAndUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	unit := string(b)
-	for _, want := range []string{"\nDynamicUser=yes\n", "\nStateDirectory=pricewatch\n", "\nProtectSystem=strict\n",
+	// A fixed user whose group the operators join (issue 31): the record is
+	// shared 0640 with server.record_group; a DynamicUser's state would sit
+	// under /var/lib/private, out of their reach.
+	if cfg.Server.RecordGroup != "pricewatch" || strings.Contains(unit, "\nDynamicUser=yes\n") {
+		t.Errorf("record group %q; the unit must not use DynamicUser", cfg.Server.RecordGroup)
+	}
+	for _, want := range []string{"\nUser=pricewatch\n", "\nGroup=pricewatch\n", "\nStateDirectoryMode=0750\n", "\nStateDirectory=pricewatch\n", "\nProtectSystem=strict\n",
 		"\nNoNewPrivileges=yes\n", "\nRestart=on-failure\n", "\nRestartPreventExitStatus=3\n", "\nExecStart=/usr/local/bin/pricewatch serve --config /etc/pricewatch/pricewatch.yml\n"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("pricewatch.service lacks %q", strings.TrimSpace(want))

@@ -76,6 +76,8 @@ Commands:
   serve   run the daemon: scheduled scrapes, HTTP API, Slack alerts
   scrape  scrape sources once and print a summary line per source
   best    print the best offer per card for a workload, from the database
+  offers  list every offer of a card (CARD[:N], e.g. H100:8), cheapest first,
+          with --max-price, --gpus, --vendor, --min-total-gpu-memory, --region
   sources print every source's health: status, last run and success, offers,
           unknown GPU names, failures, last error; sources accept SOURCE
           accepts the new level of a source the gate holds
@@ -118,6 +120,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runScrape(ctx, args[1:], stdout, stderr)
 	case "best":
 		return runBest(ctx, args[1:], stdout, stderr)
+	case "offers":
+		return runOffers(ctx, args[1:], stdout, stderr)
 	case "sources":
 		return runSources(ctx, args[1:], stdout, stderr)
 	case "plan":

@@ -83,7 +83,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if rec, err := newDaemonRecord(ln.Addr()); err != nil {
 		srv.Close()
 		return fmt.Errorf("cannot record the listen address in %s (%v): the CLI could not prove which daemon to send the API token to; fix it, or start with --no-record", addrFile, err)
-	} else if written, err := writeDaemonRecord(addrFile, rec); err != nil {
+	} else if gid, err := resolveGroup(cfg.Server.RecordGroup); err != nil {
+		srv.Close()
+		return fmt.Errorf("%w: the record cannot be shared with the operators' group; create the group, or drop the key", err)
+	} else if written, err := writeDaemonRecordFor(addrFile, rec, gid); err != nil {
 		srv.Close()
 		return fmt.Errorf("cannot record the listen address in %s: %w; fix it, or start with --no-record", addrFile, err)
 	} else {

@@ -103,7 +103,10 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	cfg := config.Default()
 	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
 	for name, s := range cfg.Sources {
-		s.Settings.Timeout = 2 * time.Second
+		// Loopback fixtures answer at once; 10 s rides out a CI machine
+		// running every package under -race (a test of timeouts sets its
+		// own).
+		s.Settings.Timeout = 10 * time.Second
 		s.Settings.RetryBackoff = 10 * time.Millisecond
 		cfg.Sources[name] = s
 	}
