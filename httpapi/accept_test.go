@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,13 +61,7 @@ func TestAcceptSource_NamesTheLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`("[a-zA-Z]*Price"): ([0-9.]+)`)
-	b = re.ReplaceAllFunc(b, func(m []byte) []byte {
-		s := re.FindSubmatch(m)
-		p, _ := strconv.ParseFloat(string(s[2]), 64)
-		return []byte(string(s[1]) + ": " + strconv.FormatFloat(p*10, 'f', -1, 64))
-	})
-	if err := os.WriteFile(file, b, 0o644); err != nil {
+	if err := os.WriteFile(file, pipelinetest.ScaleRunPodPrices(b, 10), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env.Round(t, names...)

@@ -132,17 +132,7 @@ func dropCards(body []byte, share float64) []byte {
 }
 
 // scaledPrices multiplies every "…Price": number of a RunPod answer.
-func scaledPrices(body []byte, f float64) []byte {
-	re := regexp.MustCompile(`("[a-zA-Z]*Price"): ([0-9.]+)`)
-	return re.ReplaceAllFunc(body, func(m []byte) []byte {
-		sub := re.FindSubmatch(m)
-		var p float64
-		if _, err := fmtSscan(string(sub[2]), &p); err != nil {
-			return m
-		}
-		return []byte(string(sub[1]) + ": " + jsonFloat(p*f))
-	})
-}
+func scaledPrices(body []byte, f float64) []byte { return pipelinetest.ScaleRunPodPrices(body, f) }
 
 // TestFaultCampaign cycles RunPod through every kind of bad answer between
 // good runs, with a real price change in the middle: every bad run stays

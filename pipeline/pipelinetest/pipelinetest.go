@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +152,20 @@ func (e *Env) Round(t testing.TB, names ...string) []pipeline.Summary {
 		t.Fatal(err)
 	}
 	return sums
+}
+
+// runpodPrice matches every "…Price": number of a RunPod GraphQL answer.
+var runpodPrice = regexp.MustCompile(`("[a-zA-Z]*Price"): ([0-9.]+)`)
+
+// ScaleRunPodPrices multiplies every price of a RunPod answer by f (a
+// whole-source price level, as the gate tests need one).
+func ScaleRunPodPrices(body []byte, f float64) []byte {
+	return runpodPrice.ReplaceAllFunc(body, func(m []byte) []byte {
+		sub := runpodPrice.FindSubmatch(m)
+		p, err := strconv.ParseFloat(string(sub[2]), 64)
+		if err != nil {
+			return m
+		}
+		return []byte(string(sub[1]) + ": " + strconv.FormatFloat(p*f, 'f', -1, 64))
+	})
 }
