@@ -264,6 +264,22 @@ func share(n, of int) float64 {
 // implausible is a factor at or beyond the band either way.
 func implausible(f, band float64) bool { return f >= band || f <= 1/band }
 
+// beyondBand judges a first run's cards by their ratios to a reference
+// (the market, or the reference ranges): held when the median ratio f is
+// beyond the band and so are more than half of them (away), the same way.
+func beyondBand(rs []float64, band float64) (f float64, away int, held bool) {
+	if len(rs) == 0 {
+		return 0, 0, false
+	}
+	f = median(rs)
+	for _, r := range rs {
+		if implausible(r, band) && (r > 1) == (f > 1) {
+			away++
+		}
+	}
+	return f, away, implausible(f, band) && 2*away > len(rs)
+}
+
 // outsideMarket finds a first run whose cards mostly lie beyond the
 // market's learned band: the median of its cards' ratios to the market is
 // beyond it, and so are more than half of them, the same way.
@@ -278,17 +294,8 @@ func outsideMarket(in gateIn, cells map[string]*cell) (*store.Level, string) {
 			rs = append(rs, r)
 		}
 	}
-	if len(rs) == 0 {
-		return nil, ""
-	}
-	f := median(rs)
-	away := 0
-	for _, r := range rs {
-		if implausible(r, band) && (r > 1) == (f > 1) {
-			away++
-		}
-	}
-	if !implausible(f, band) || 2*away <= len(rs) {
+	f, away, held := beyondBand(rs, band)
+	if !held {
 		return nil, ""
 	}
 	return &store.Level{Kind: levelBand, Factor: f},

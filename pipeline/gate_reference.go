@@ -79,14 +79,8 @@ func outsideReference(in gateIn, cells map[string]*cell) (*store.Level, string) 
 	if len(rs) < minReferenceCells {
 		return nil, ""
 	}
-	f := median(rs)
-	away := 0
-	for _, r := range rs {
-		if implausible(r, band) && (r > 1) == (f > 1) {
-			away++
-		}
-	}
-	if !implausible(f, band) || 2*away <= len(rs) {
+	f, away, held := beyondBand(rs, band)
+	if !held {
 		return nil, ""
 	}
 	return &store.Level{Kind: levelBand, Factor: f, Mode: pricewatch.ModeOnDemand},

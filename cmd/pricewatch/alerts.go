@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,16 +58,7 @@ func runAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, string(b))
-		return nil
-	}
-	printAlerts(stdout, resp)
-	return nil
+	return printAnswer(stdout, *asJSON, resp, func() { printAlerts(stdout, resp) })
 }
 
 func printAlerts(w io.Writer, r httpapi.AlertsResponse) {

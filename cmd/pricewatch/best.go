@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,16 +76,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, string(b))
-		return nil
-	}
-	printBest(stdout, resp)
-	return nil
+	return printAnswer(stdout, *asJSON, resp, func() { printBest(stdout, resp) })
 }
 
 // daemonAddr is the address the daemon holding db recorded, once it

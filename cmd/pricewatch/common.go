@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -311,4 +312,19 @@ func (s *session) Close() {
 	if s.fx != nil {
 		s.fx.Close()
 	}
+}
+
+// printAnswer prints a command's answer: the endpoint's JSON with --json,
+// else the table.
+func printAnswer(w io.Writer, asJSON bool, v any, table func()) error {
+	if !asJSON {
+		table()
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, string(b))
+	return nil
 }

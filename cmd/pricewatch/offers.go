@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -118,16 +117,7 @@ func runOffers(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, string(b))
-		return nil
-	}
-	printOffers(stdout, asked, resp)
-	return nil
+	return printAnswer(stdout, *asJSON, resp, func() { printOffers(stdout, asked, resp) })
 }
 
 // parseCardCount splits CARD[:N] ("H100:8").
