@@ -436,7 +436,6 @@ func fit(all []Measurement) constants {
 		}
 	}
 	if moe := filter(all, isMoE); len(moe) > 0 {
-		k.moeHalfMB = argmin(0.5, 50, 0.5, fitStart.moeHalfMB, func(e float64) float64 { kk := k; kk.moeHalfMB = e; return male(moe, kk) })
 		byEngine := map[string][]Measurement{}
 		for _, m := range moe {
 			rs, err := rowJob(m)
@@ -448,14 +447,25 @@ func fit(all []Measurement) constants {
 				byEngine[e] = append(byEngine[e], m)
 			}
 		}
-		k.moeHalfByEngine = map[string]float64{}
-		for _, e := range slices.Sorted(maps.Keys(byEngine)) {
-			if rows := byEngine[e]; publishers(rows) >= 2 && engineFor(e).groupedMoE {
-				k.moeHalfByEngine[e] = argmin(0.5, 80, 0.5, k.moeHalfMB, func(x float64) float64 {
-					kk := k
-					kk.moeHalfByEngine = map[string]float64{e: x}
-					return male(rows, kk)
-				})
+		// The experts' GEMM efficiency over every MoE row, then the slice
+		// efficiency (global, then per engine), three rounds: each moves
+		// the other's optimum a little.
+		k.moeGemm = 1
+		for range 3 {
+			k.moeGemm = argmin(0.2, 1, 0.02, 1, func(x float64) float64 { kk := k; kk.moeGemm = x; return male(moe, kk) })
+			// The global value serves the engines without one of their own
+			// (rows of the others do not move it; with none, it stays at
+			// its prior).
+			k.moeHalfMB = argmin(0.5, 50, 0.5, fitStart.moeHalfMB, func(e float64) float64 { kk := k; kk.moeHalfMB = e; return male(moe, kk) })
+			k.moeHalfByEngine = map[string]float64{}
+			for _, e := range slices.Sorted(maps.Keys(byEngine)) {
+				if rows := byEngine[e]; publishers(rows) >= 2 && engineFor(e).groupedMoE {
+					k.moeHalfByEngine[e] = argmin(0.5, 80, 0.5, k.moeHalfMB, func(x float64) float64 {
+						kk := k
+						kk.moeHalfByEngine = map[string]float64{e: x}
+						return male(rows, kk)
+					})
+				}
 			}
 		}
 	}
@@ -513,8 +523,8 @@ func (k constants) String() string {
 		}
 		return strings.Join(out, ", ")
 	}
-	return fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB",
-		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB) + fmt.Sprintf(" %v", k.moeHalfByEngine)
+	return fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB, MoE GEMM %.2f",
+		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB, k.moeGemm) + fmt.Sprintf(" %v", k.moeHalfByEngine)
 }
 
 // isMoE reports a row of a mixture-of-experts preset.
@@ -575,6 +585,7 @@ func TestCalibration_ProductionIsTheFit(t *testing.T) {
 	near("overlap", k.overlap, calibrated.overlap, 0.026)
 	near("QLoRA factor", k.qlora, calibrated.qlora, 0.011)
 	near("MoE half-efficiency slice", k.moeHalfMB, calibrated.moeHalfMB, 0.51)
+	near("MoE GEMM efficiency", k.moeGemm, calibrated.moeGemm, 0.011)
 	for _, e := range Engines() {
 		near("MoE half-efficiency slice, "+e, k.moeHalf(e), calibrated.moeHalf(e), 0.51)
 	}

@@ -48,6 +48,11 @@ type constants struct {
 	// publishers or more fit one of their own (their MoE kernels differ).
 	moeHalfMB       float64
 	moeHalfByEngine map[string]float64
+	// moeGemm is the routed experts' GEMM efficiency relative to the
+	// dense kernels' at any batch (0: 1): grouped GEMMs over a few hundred
+	// tokens per expert, routing and permutation, and the load imbalance
+	// of expert parallelism, which no dense row measures.
+	moeGemm float64
 	// util is the training utilization U per estimator class; a class
 	// without one uses utilizationByClass. etaC is the serving compute
 	// efficiency ETA_C per class (before etaCScale); a class without one
@@ -60,8 +65,8 @@ type constants struct {
 // them equal to that fit; THROUGHPUT.md names the rows held out).
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
-	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB,
-	moeHalfByEngine: map[string]float64{EngineSGLang: 30, EngineTRT: 4, EngineVLLM: 38.5},
+	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
+	moeHalfByEngine: map[string]float64{EngineSGLang: 29.5, EngineTRT: 3, EngineVLLM: 26},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
@@ -102,8 +107,12 @@ const (
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for an engine without a value of its own (calibrated.moeHalfByEngine:
-	// TensorRT-LLM 4 MB, SGLang 30, vLLM 38.5).
-	MoEHalfMB = 22.5
+	// TensorRT-LLM 3 MB, SGLang 29.5, vLLM 26).
+	MoEHalfMB = 5
+	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
+	// the dense kernels' (constants.moeGemm), fitted on the MoE rows with
+	// the slice efficiencies.
+	MoEGEMMEfficiency = 0.54
 )
 
 // moeHalf is the engine's half-efficiency expert slice, MB.
@@ -392,7 +401,7 @@ func servingMemoryCase(w Workload) servingCase {
 	return servingCase{
 		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
 		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),
-		eng: engineFor(w.Engine), cached: w.CachedPromptShare,
+		groupSeqs: float64(w.Concurrency), eng: engineFor(w.Engine), cached: w.CachedPromptShare,
 	}
 }
 

@@ -252,3 +252,29 @@ func TestMoE_GptOssGGUFKeepsMXFP4Experts(t *testing.T) {
 		t.Errorf("does not fit an RTX 3060: %s", NoFitReason(w, c, 1))
 	}
 }
+
+// A job's concurrency is the requests in flight to the whole group, not to
+// each attention data-parallel replica. Qwen3-30B-A3B in fp8 on 8 × H100
+// as DEP8 (attention over 8 replicas, experts over all 8 GPUs) at 64
+// requests in flight runs 64 sequences, 8 per replica; before, the cap
+// applied per replica and the group was priced at up to 8 × 64 = 512.
+// The same job on TP1 (one replica) runs its 64, unchanged.
+func TestServing_ConcurrencyIsTheGroupsTotal(t *testing.T) {
+	c, ok := catalog().Card("H100-80GB-SXM")
+	if !ok {
+		t.Fatal("no H100-80GB-SXM")
+	}
+	w := presetServe(t, "qwen3-30b-a3b", "fp8")
+	w.MaxSequences, w.Concurrency = 64, 64
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok {
+		t.Fatal("no serving case")
+	}
+	for _, lay := range []Layout{{TP: 1, PP: 1, DP: 8, EP: 8}, {TP: 1, PP: 1}} {
+		s.layout = lay
+		r := servingRate(c, s)
+		if !r.fits || r.seqs != 64 {
+			t.Errorf("%s at 64 requests in flight: fits %v, %.0f sequences, want 64", lay, r.fits, r.seqs)
+		}
+	}
+}

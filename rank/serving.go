@@ -18,6 +18,10 @@ type servingCase struct {
 	peakTFLOPS              float64 // per GPU, at the serving precision
 	isl, osl                int
 	maxSeqs                 float64 // limit on concurrent sequences per engine instance (engine or job)
+	// groupSeqs caps the sequences of the whole group: a job's
+	// concurrency is requests in flight to the service, not per replica
+	// (0: no cap beyond maxSeqs per replica).
+	groupSeqs float64
 	minSeqs                 int     // sequences the job must hold at once (≥ 1)
 	layout                  Layout
 	eng                     engine
@@ -145,6 +149,9 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if s.maxSeqs > 0 {
 		seqs = math.Min(seqs, s.maxSeqs*float64(lay.DP))
 	}
+	if s.groupSeqs > 0 {
+		seqs = math.Min(seqs, s.groupSeqs)
+	}
 	r.mem.KVGiB = seqs * s.kvSeq(resident, lay.TP) / g / pricewatch.BytesPerGiB
 	etaBW := s.k.etaBW
 	if seqs <= 1 {
@@ -166,9 +173,16 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	// In decode the experts' share of the FLOPs and bytes runs at moeEff
 	// of the dense kernels' rate (a few tokens per expert): count it
-	// 1/moeEff times. Prefill's GEMMs give every expert hundreds of tokens.
+	// 1/moeEff times. Prefill's GEMMs give every expert hundreds of tokens,
+	// but the experts' GEMMs, in decode and prefill, still reach only
+	// moeGemm of the dense kernels' (routing, permutation, imbalance).
 	xn := s.model.ExpertComputeParams()
-	nEff := n - xn + xn/moeEff
+	gemmEff := 1.0
+	if s.model.MoE() && s.k.moeGemm > 0 {
+		gemmEff = s.k.moeGemm
+	}
+	nEff := n - xn + xn/(moeEff*gemmEff) // decode's FLOPs as dense-rate FLOPs
+	nPre := n - xn + xn/gemmEff          // prefill's
 	readRate := etaBW * c.BandwidthGBs * 1e9 // bytes/s per GPU
 	if s.eng.bandwidthCapGBs > 0 {
 		readRate = math.Min(readRate, s.eng.bandwidthCapGBs*1e9)
@@ -198,7 +212,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	stepBytes := readBytes(1 / moeEff) // the experts' reads at their kernels' rate
 	// A prompt's cached prefix is not computed again (prefix caching).
 	fresh := isl * (1 - s.cached)
-	prefill := 2 * n * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
+	prefill := 2 * nPre * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
 	// The attention core runs in 16 bits also in fp8 and fp4 engines
 	// (FlashMLA, FlashAttention-3 in bf16): its FLOPs at the 16-bit peak.
 	peak16 := c.TrainPeakTFLOPS() * 1e12 * g
@@ -207,6 +221,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	gemm := 2*nEff/(eta*peak) + s.model.DecodeAttentionFLOPs(isl+osl/2)/(eta*peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
+
 	decode := math.Max(r.computeT, r.weightsT) + r.kvT
 	// Communication of one stage step, shared by its stageSeqs tokens.
 	repTokens := stageSeqs / dp * (1 + fresh/osl)
