@@ -21,14 +21,14 @@ type servingCase struct {
 	// groupSeqs caps the sequences of the whole group: a job's
 	// concurrency is requests in flight to the service, not per replica
 	// (0: no cap beyond maxSeqs per replica).
-	groupSeqs float64
-	minSeqs                 int     // sequences the job must hold at once (≥ 1)
-	layout                  Layout
-	eng                     engine
-	decodeFactor            float64 // 0: 1
-	cached                  float64 // share of each prompt found in the prefix cache
-	fp4                     bool    // the GEMMs run in FP4
-	k                       constants
+	groupSeqs    float64
+	minSeqs      int // sequences the job must hold at once (≥ 1)
+	layout       Layout
+	eng          engine
+	decodeFactor float64 // 0: 1
+	cached       float64 // share of each prompt found in the prefix cache
+	fp4          bool    // the GEMMs run in FP4
+	k            constants
 }
 
 func (s servingCase) weightBytes() float64 { return s.denseBytes + s.expertBytes }
@@ -181,8 +181,8 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if s.model.MoE() && s.k.moeGemm > 0 {
 		gemmEff = s.k.moeGemm
 	}
-	nEff := n - xn + xn/(moeEff*gemmEff) // decode's FLOPs as dense-rate FLOPs
-	nPre := n - xn + xn/gemmEff          // prefill's
+	nEff := n - xn + xn/(moeEff*gemmEff)     // decode's FLOPs as dense-rate FLOPs
+	nPre := n - xn + xn/gemmEff              // prefill's
 	readRate := etaBW * c.BandwidthGBs * 1e9 // bytes/s per GPU
 	if s.eng.bandwidthCapGBs > 0 {
 		readRate = math.Min(readRate, s.eng.bandwidthCapGBs*1e9)
