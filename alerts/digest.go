@@ -76,6 +76,60 @@ type DigestData struct {
 	New      int
 	Vanished int
 	Sources  []SourceLine
+	// Data dates the data the digest ranks (the caller fills it).
+	Data DataDates
+}
+
+// DataDates says how old a digest's data is: a ranking computed this
+// morning can price offers scraped days ago, at rates the ECB gave last
+// week, or the bundled fixtures of a demo.
+type DataDates struct {
+	// Demo: the prices are the bundled fixtures (serve --demo, --fixtures),
+	// captured from CapturedFrom to CapturedTo (dates, "" where unknown).
+	Demo                     bool
+	CapturedFrom, CapturedTo string
+	// OffersFrom and OffersTo are the oldest and the newest last successful
+	// run of the sources holding offers (zero: none yet).
+	OffersFrom, OffersTo time.Time
+	// FXDate is the date of the ECB reference rates ("" before any).
+	FXDate string
+}
+
+// Line is the digest's line dating its data: "Data: offers as of
+// 2026-11-29 06:00 UTC; ECB exchange rates of 2026-11-27", or in a demo
+// "DEMO DATA, not today's market: prices from the bundled fixtures
+// (captured 2024-05-01 to 2025-06-21), scraped …; ECB exchange rates of …".
+func (d DataDates) Line() string {
+	const stamp = "2006-01-02 15:04 UTC"
+	when := ""
+	switch {
+	case d.OffersTo.IsZero():
+	case d.OffersTo.Sub(d.OffersFrom) > time.Hour:
+		when = fmt.Sprintf("%s (the oldest source's of %s)", d.OffersTo.UTC().Format(stamp), d.OffersFrom.UTC().Format(stamp))
+	default:
+		when = d.OffersTo.UTC().Format(stamp)
+	}
+	fx := "no exchange rates yet"
+	if d.FXDate != "" {
+		fx = "ECB exchange rates of " + d.FXDate
+	}
+	if !d.Demo {
+		if when == "" {
+			return "Data: no successful scrape yet; " + fx
+		}
+		return "Data: offers as of " + when + "; " + fx
+	}
+	line := "DEMO DATA, not today's market: prices from the bundled fixtures"
+	switch {
+	case d.CapturedFrom != "" && d.CapturedFrom != d.CapturedTo:
+		line += fmt.Sprintf(" (captured %s to %s)", d.CapturedFrom, d.CapturedTo)
+	case d.CapturedFrom != "":
+		line += " (captured " + d.CapturedFrom + ")"
+	}
+	if when != "" {
+		line += ", scraped " + when
+	}
+	return line + "; " + fx
 }
 
 // CollectDigest gathers the digest's data: per watch the best and the
@@ -234,8 +288,12 @@ func pct(p *float64) string {
 // plain-text fallback. It is sent even when nothing changed.
 func DigestMessages(d DigestData) []Message {
 	date := d.Now.Format("Mon 2 Jan 2006")
+	title := "pricewatch daily digest"
+	if d.Data.Demo {
+		title += " (demo data)"
+	}
 	var text []string
-	text = append(text, "pricewatch daily digest, "+date)
+	text = append(text, title+", "+date, d.Data.Line())
 
 	table := slack.NewTableBlock("best").WithColumnSettings(
 		slack.ColumnSetting{Align: slack.ColumnAlignmentLeft, IsWrapped: true},
@@ -277,8 +335,9 @@ func DigestMessages(d DigestData) []Message {
 		}
 	}
 	blocks := []slack.Block{
-		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "pricewatch daily digest", false, false)),
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, title, false, false)),
 		slack.NewContextBlock("", md(fmt.Sprintf("%s · best cost per million tokens per watch, change over 24 h and 7 days", date))),
+		slack.NewContextBlock("", md(esc(d.Data.Line()))),
 		table,
 	}
 	charts := dailyCharts(d)

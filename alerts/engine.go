@@ -368,6 +368,29 @@ func (e *Engine) sourceHealth(health map[string]store.Health, enabled []string, 
 		if err != nil {
 			return false, queued, err
 		}
+		// A level the market disputes is said once (again only when it
+		// moves by the band from the one announced); its end, or an
+		// operator's accept, silently rearms the post.
+		disputed := h.Disputed.Open()
+		ids, err = e.Store.Decide("dispute:"+name, func(raw []byte) (any, []store.Message, error) {
+			var st holdState
+			if raw != nil {
+				_ = json.Unmarshal(raw, &st)
+			}
+			switch {
+			case disputed && (!st.Alerted || st.Level != nil && movedBeyond(*st.Level, h.Disputed.Level(), e.HoldBand)):
+				m, err := encode("health", "", DisputeMessage(name, *h.Disputed), now)
+				lv := h.Disputed.Level()
+				return holdState{Alerted: true, Level: &lv}, []store.Message{m}, err
+			case !disputed && st.Alerted:
+				return holdState{}, nil, nil
+			}
+			return nil, nil, nil
+		})
+		queued += len(ids)
+		if err != nil {
+			return false, queued, err
+		}
 		// GPU names the source never reported before are posted once
 		// (newnames.go; the first applied run is the silent baseline).
 		n, err := e.newNames(name, h, now)

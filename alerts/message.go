@@ -142,6 +142,20 @@ func HoldMessage(source string, h store.Health) Message {
 	}}
 }
 
+// DisputeMessage tells, once, that a source's applied level lies beyond
+// the band against the market that formed since it was anchored: its
+// offers stay ranked; how to accept the level, or what to do if it is
+// wrong.
+func DisputeMessage(source string, d store.Dispute) Message {
+	title := "Source " + source + " disagrees with the market"
+	text := fmt.Sprintf("Source %s disagrees with the market: %s. Over the API: POST /v1/sources/%s/accept?level=%s with the API token.",
+		source, d.Reason(source), source, url.QueryEscape(d.Level().Label()))
+	return Message{Text: esc(text), Blocks: []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title, MaxHeaderText), false, false)),
+		slack.NewSectionBlock(md(truncate(esc(text), MaxSectionText)), nil, nil),
+	}}
+}
+
 // NormMessage tells that a measurement on a provider (or one offer) fell
 // more than 20% below the card's norm: the sign of a throttled, shared or
 // refurbished card. The offer stays ranked, at the throughput measured.

@@ -137,7 +137,8 @@ func TestChangeMessage_Golden(t *testing.T) {
 
 func digestData(watches int) alerts.DigestData {
 	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
-	d := alerts.DigestData{Now: now, Currency: "USD", New: 12, Vanished: 3}
+	d := alerts.DigestData{Now: now, Currency: "USD", New: 12, Vanished: 3,
+		Data: alerts.DataDates{OffersFrom: now.Add(-3 * time.Hour), OffersTo: now.Add(-time.Hour), FXDate: "2026-11-27"}}
 	for i := range watches {
 		best := &alerts.Choice{Key: fmt.Sprintf("vast/%d", i), Card: "RTX-4090", Source: "vast", OfferID: fmt.Sprint(13489095 + i),
 			Mode: pricewatch.ModeOnDemand, PricePerGPUHour: 0.168, CostPerMillionTokens: 0.0264 + float64(i)/1000, Currency: "USD"}

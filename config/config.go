@@ -183,6 +183,12 @@ type History struct {
 	// changes that left the window ("" turns it off; pricewatch compact
 	// does it by hand).
 	CompactSchedule string `yaml:"compact_schedule"`
+	// PageCheckSchedule is the cron spec on which the daemon checks every
+	// page of the database file (bbolt's own check; "" turns it off). Open
+	// checks a file of up to 64 MiB whole at start-up; this finds damage
+	// in a larger one, or one that came later, before a read meets it.
+	// Runs wait while it reads the file.
+	PageCheckSchedule string `yaml:"page_check_schedule"`
 }
 
 // Slack configures delivery. Secrets come from the environment or files.
@@ -223,7 +229,7 @@ func Default() *Config {
 		Ingest:  DefaultIngest(),
 		Alerts:  Alerts{Rules: alerts.DefaultRules(), OutboxRetention: alerts.DefaultOutboxRetention},
 		Digest:  Digest{Enabled: true, Schedule: "0 9 * * *", RunnersUp: 3},
-		History: History{RawWindow: store.DefaultRawWindow, CompactSchedule: "40 3 * * *"},
+		History: History{RawWindow: store.DefaultRawWindow, CompactSchedule: "40 3 * * *", PageCheckSchedule: "50 4 * * 0"},
 		Sources: map[string]Source{},
 	}
 	for _, name := range scrapers.Names() {
@@ -557,6 +563,11 @@ func (c *Config) Validate(workloadKnown func(string) bool, cardKnown func(string
 	if c.History.CompactSchedule != "" {
 		if _, err := cron.ParseStandard(c.History.CompactSchedule); err != nil {
 			bad("history.compact_schedule", "%v", err)
+		}
+	}
+	if c.History.PageCheckSchedule != "" {
+		if _, err := cron.ParseStandard(c.History.PageCheckSchedule); err != nil {
+			bad("history.page_check_schedule", "%v", err)
 		}
 	}
 	seen := map[string]bool{}

@@ -60,12 +60,7 @@ func init() {
 		"join":      strings.Join,
 		"inc":       func(i int) int { return i + 1 },
 		// opt prints a detail an offer may not state (0: not stated).
-		"opt": func(v float64) string {
-			if v == 0 {
-				return "—"
-			}
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		},
+		"opt": quantityText,
 		"hidden": func(m map[string]float64) float64 {
 			t := 0.0
 			for _, v := range m {
@@ -77,6 +72,20 @@ func init() {
 	for _, name := range []string{"best", "sources", "plan", "alerts", "error", "api", "offers"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/"+name+".html"))
 	}
+}
+
+// quantityText writes an offer's stated vCPUs, RAM or disk for people:
+// whole from 10 up, else one decimal at most; "—" when not stated (0). A
+// per-GPU share of a machine (56.888888888888886 vCPUs, 2975.19046… GB)
+// reads 57 and 2975, as the CLI's offers table writes it.
+func quantityText(v float64) string {
+	switch {
+	case v <= 0 || math.IsNaN(v) || math.IsInf(v, 0):
+		return "—"
+	case v >= 10:
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
 // page is what every page's layout shows.

@@ -35,7 +35,7 @@ func TestDemo_SaysItIsADemo(t *testing.T) {
 	if v := res.Data.Sources["coreweave"]; v.Capture != "shape" || v.Captured != "" {
 		t.Errorf("coreweave: %+v", v)
 	}
-	line := "Demo: prices from bundled fixtures (17 of 31 illustrative), exchange rates of 2022-07-08"
+	line := "Demo: prices from bundled fixtures (23 of 41 illustrative), exchange rates of 2022-07-08"
 	if got := httpapi.DataLine(res.Demo, res.Data); got != line {
 		t.Errorf("line %q", got)
 	}

@@ -98,31 +98,43 @@ func benchGet(b *testing.B, h *harness, target string, stored bool) {
 // BenchmarkHistoryVsBest100k serves the demo fixtures plus 100k Vast
 // offers (50k bundles) with 16 runs each moving 1% of the prices, and
 // times /v1/history for RTX-4090 (the busiest card), the dashboard with
-// its chart, and /v1/best, alternating within one run so their ratio is
-// measured side by side (issue 20: history and / within 20x /v1/best).
+// its chart, the offer browser's first page of that card and /v1/best,
+// alternating within one run so their ratio is measured side by side
+// (issue 20: history and / within 20x /v1/best; issue 32: /offers within
+// 20x /v1/history).
 func BenchmarkHistoryVsBest100k(b *testing.B) {
 	h, _ := vastRuns(b, 16)
 	for _, c := range []struct{ name, target string }{
 		{"best", "/v1/best?workload=lora-7b"},
 		{"history", "/v1/history?card=RTX-4090&workload=lora-7b&since=1d"},
 		{"dashboard", "/?workload=lora-7b&card=RTX-4090&range=24h"},
+		// The offer browser's first page of the busiest card (issue 32:
+		// within 20x /v1/history).
+		{"offers-page", "/offers?card=RTX-4090"},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchGet(b, h, c.target, c.name == "history") })
 	}
-	// The dashboard as the first load of each minute renders it: the
-	// clock moves a minute per request, so the page cache never answers.
-	b.Run("dashboard-uncached", func(b *testing.B) {
-		at := time.Now().UTC()
-		defer httpapi.SetNow(func() time.Time { return at })()
-		for b.Loop() {
-			at = at.Add(time.Minute)
-			rec := httptest.NewRecorder()
-			h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?workload=lora-7b&card=RTX-4090&range=24h", nil))
-			if rec.Code != http.StatusOK {
-				b.Fatalf("%d %s", rec.Code, rec.Body)
+	// The dashboard and the offer browser as the first load of each
+	// minute renders them: the clock moves a minute per request, so the
+	// page cache never answers.
+	for _, c := range []struct{ name, target string }{
+		{"dashboard-uncached", "/?workload=lora-7b&card=RTX-4090&range=24h"},
+		{"offers-page-uncached", "/offers?card=RTX-4090"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			at := time.Now().UTC()
+			defer httpapi.SetNow(func() time.Time { return at })()
+			b.ReportAllocs()
+			for b.Loop() {
+				at = at.Add(time.Minute)
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
 			}
-		}
-	})
+		})
+	}
 	// The dashboard as the first load after a new ranking renders it: a
 	// rebuilt snapshot (not timed) holds none of the page's parts yet.
 	// /v1/best and the dashboard as the first request after a new ranking

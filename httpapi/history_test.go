@@ -57,12 +57,12 @@ func TestHistory_ExactlyTheStoredChangePoints(t *testing.T) {
 	editFixture(t, dir, "runpod/graphql.json", `"communityPrice": 0.79,`, `"communityPrice": 0.71,`)
 	h.env.Round(t, "runpod")
 	h.env.Advance(time.Hour)
-	editFixture(t, dir, "runpod/graphql.json", `"communityPrice": 0.71,`, `"communityPrice": 0.63,`)
+	editFixture(t, dir, "runpod/graphql.json", `"communityPrice": 0.71,`, `"communityPrice": 0.51,`)
 	h.env.Round(t, "runpod")
 	h.env.Advance(time.Minute)
 
 	rows, err := h.env.Store.History(l40sKey)
-	if err != nil || len(rows) != 3 || rows[0].Event != store.Appeared || rows[2].PricePerGPUHour != 0.63 {
+	if err != nil || len(rows) != 3 || rows[0].Event != store.Appeared || rows[2].PricePerGPUHour != 0.51 {
 		t.Fatalf("history of %s: %v %+v", l40sKey, err, rows)
 	}
 	// The stored change times of every on-demand L40S offer; the sources
@@ -116,8 +116,8 @@ func TestHistory_ExactlyTheStoredChangePoints(t *testing.T) {
 		t.Errorf("the two edits are not the last two points")
 	}
 	last := r.Points[len(r.Points)-1]
-	if *last.PricePerGPUHour != 0.63 || last.PriceKey != l40sKey || last.Key != l40sKey {
-		t.Errorf("last point %+v: want the edited offer at 0.63", last)
+	if *last.PricePerGPUHour != 0.51 || last.PriceKey != l40sKey || last.Key != l40sKey {
+		t.Errorf("last point %+v: want the edited offer at 0.51", last)
 	}
 	if prev := r.Points[len(r.Points)-2]; *last.CostPerMillionTokens >= *prev.CostPerMillionTokens || *last.PricePerGPUHour >= *prev.PricePerGPUHour {
 		t.Errorf("the cost does not fall with the price: %v → %v", *prev.CostPerMillionTokens, *last.CostPerMillionTokens)
@@ -131,7 +131,7 @@ func TestHistory_ExactlyTheStoredChangePoints(t *testing.T) {
 	// CNY: the same points at the rate.
 	_, body = h.get(t, "/v1/history?card=L40S&workload=lora-7b&mode=ondemand&currency=CNY")
 	cny := decode[httpapi.HistoryResponse](t, body)
-	if len(cny.Points) != len(want) || *cny.Points[len(want)-1].PricePerGPUHour < 3*0.63 {
+	if len(cny.Points) != len(want) || *cny.Points[len(want)-1].PricePerGPUHour < 3*0.51 {
 		t.Errorf("CNY points %+v", cny.Points)
 	}
 	// An empty range: between the scrapes, nothing changed.
@@ -150,7 +150,7 @@ func TestHistory_ExactlyTheStoredChangePoints(t *testing.T) {
 	// One offer's changes.
 	code, body = h.get(t, "/v1/offers/"+url.PathEscape(l40sKey)+"/history")
 	oh := decode[httpapi.OfferHistoryResponse](t, body)
-	if code != 200 || oh.Key != l40sKey || len(oh.Rows) != 3 || oh.Current == nil || oh.Current.PricePerGPUHour != 0.63 {
+	if code != 200 || oh.Key != l40sKey || len(oh.Rows) != 3 || oh.Current == nil || oh.Current.PricePerGPUHour != 0.51 {
 		t.Errorf("offer history: %d %+v", code, oh)
 	}
 	code, body = h.get(t, "/v1/offers/runpod/nosuch/-/ondemand/history")

@@ -334,7 +334,7 @@ func TestSources_Status(t *testing.T) {
 		if s.Status != httpapi.StatusOK || s.LastSuccess == nil || s.LastRun == nil || s.Schedule == "" {
 			t.Errorf("%+v", s)
 		}
-		if s.Name == "vast" && (s.Offers != 1214 || s.UnknownGPUs["A100X (80 GB)"] == 0 || s.UnknownGPUs["RTX A5000 (24 GB)"] != 0) {
+		if s.Name == "vast" && (s.Offers != 1214 || s.UnknownGPUs["RTX 3060 laptop (12 GB)"] == 0 || s.UnknownGPUs["RTX A5000 (24 GB)"] != 0) {
 			t.Errorf("vast: offers %d unknown %v", s.Offers, s.UnknownGPUs)
 		}
 	}

@@ -368,8 +368,8 @@ func TestCatalog_AliasMemoryGuard(t *testing.T) {
 
 func TestDefaultCatalog_Cards(t *testing.T) {
 	ids := catalog.IDs()
-	if len(ids) != 116 {
-		t.Fatalf("DefaultCatalog has %d cards, want the 116 of cards.csv", len(ids))
+	if len(ids) != 117 {
+		t.Fatalf("DefaultCatalog has %d cards, want the 117 of cards.csv", len(ids))
 	}
 	for i := 1; i < len(ids); i++ {
 		if ids[i-1] >= ids[i] {

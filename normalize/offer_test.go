@@ -303,7 +303,7 @@ func TestCatalog_NormalizeEdgeCases(t *testing.T) {
 		{"CurrencyCaseFolded", []pricewatch.Observation{with(ob("1", "H100 SXM", 80, 1), func(o *pricewatch.Observation) { o.Currency = "cny" })}, 1, map[string]int{}, false},
 		{"EmptyCurrency", []pricewatch.Observation{with(ob("1", "H100 SXM", 80, 1), func(o *pricewatch.Observation) { o.Currency = "" })}, 0, map[string]int{}, true},
 		// A duplicated unknown offer is one offer: it is counted once.
-		{"DuplicateUnknownCountedOnce", []pricewatch.Observation{ob("1", "A100X", 80, 1), ob("1", "A100X", 80, 1)}, 1, map[string]int{"A100X (80 GB)": 1}, false},
+		{"DuplicateUnknownCountedOnce", []pricewatch.Observation{ob("1", "RTX 3060 laptop", 12, 1), ob("1", "RTX 3060 laptop", 12, 1)}, 1, map[string]int{"RTX 3060 laptop (12 GB)": 1}, false},
 		{"SameIDOtherRegions", []pricewatch.Observation{
 			with(ob("1", "T4", 16, 1), func(o *pricewatch.Observation) { o.Region = "eastus" }),
 			with(ob("1", "T4", 16, 1), func(o *pricewatch.Observation) { o.Region = "westeurope" }),

@@ -10,19 +10,24 @@ import (
 // SourceCheck is what one source's run yields, as the source check prints
 // it: offers, the share mapped to a card, the unknown names with their
 // counts, reference rows, offers out of stock and offers whose rentable
-// unit is not stated.
+// unit is not stated. A token source's per-token prices are no GPU
+// offers: they are counted apart (Tokens, TokensMapped to a model preset,
+// TokensUnknown the models without one) and stay out of the mapping share.
 type SourceCheck struct {
-	Source      string         `json:"source"`
-	Capture     string         `json:"capture,omitempty"`
-	Offers      int            `json:"offers"`
-	Mapped      int            `json:"mapped"`
-	MappedShare float64        `json:"mapped_share"`
-	Unknown     map[string]int `json:"unknown,omitempty"`
-	References  int            `json:"references"`
-	Unavailable int            `json:"unavailable"`
-	NoUnit      int            `json:"no_unit"`
-	Disabled    string         `json:"disabled,omitempty"`
-	Error       string         `json:"error,omitempty"`
+	Source        string         `json:"source"`
+	Capture       string         `json:"capture,omitempty"`
+	Offers        int            `json:"offers"`
+	Mapped        int            `json:"mapped"`
+	MappedShare   float64        `json:"mapped_share"`
+	Unknown       map[string]int `json:"unknown,omitempty"`
+	Tokens        int            `json:"tokens,omitempty"`
+	TokensMapped  int            `json:"tokens_mapped,omitempty"`
+	TokensUnknown int            `json:"tokens_unknown,omitempty"`
+	References    int            `json:"references"`
+	Unavailable   int            `json:"unavailable"`
+	NoUnit        int            `json:"no_unit"`
+	Disabled      string         `json:"disabled,omitempty"`
+	Error         string         `json:"error,omitempty"`
 }
 
 // Check runs every enabled source once (against whatever the sources point
@@ -66,11 +71,19 @@ func (p *Pipeline) Check(ctx context.Context, capture func(string) string) ([]So
 			return nil, fmt.Errorf("source check: %w", err)
 		}
 		for _, t := range tokens {
-			// A token price maps to a model preset, as an offer to a card.
-			c.Offers++
+			// A token price maps to a model preset, as an offer to a card;
+			// it is counted apart from the GPU offers.
+			c.Tokens++
 			if t.Preset != "" {
-				c.Mapped++
+				c.TokensMapped++
 			}
+		}
+		if c.Tokens > 0 && c.Offers == 0 {
+			// The run's unknown names are its models without a preset.
+			for _, n := range c.Unknown {
+				c.TokensUnknown += n
+			}
+			c.Unknown = nil
 		}
 		if c.Offers > 0 {
 			c.MappedShare = float64(c.Mapped) / float64(c.Offers)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/pricewatch/pricewatch/alerts"
+	"github.com/pricewatch/pricewatch/fixtures"
+	"github.com/pricewatch/pricewatch/rank"
 	"github.com/pricewatch/pricewatch/store"
 )
 
@@ -41,7 +43,47 @@ func (p *Pipeline) DigestData() (alerts.DigestData, error) {
 	if err != nil {
 		return alerts.DigestData{}, err
 	}
-	return alerts.CollectDigest(v.Snapshot, p.alerts.Watches, series, changes, lines, runners, now)
+	d, err := alerts.CollectDigest(v.Snapshot, p.alerts.Watches, series, changes, lines, runners, now)
+	d.Data = p.dataDates(v.Snapshot)
+	return d, err
+}
+
+// dataDates dates the digest's data: the newest and oldest last success of
+// the sources holding offers, the ECB rates' date and, in a demo, the
+// bundled fixtures' capture dates.
+func (p *Pipeline) dataDates(snap *rank.Snapshot) alerts.DataDates {
+	var dd alerts.DataDates
+	if snap != nil && snap.Rates != nil {
+		dd.FXDate = snap.Rates.Date
+	}
+	for _, s := range p.Statuses() {
+		if s.Offers == 0 || s.LastSuccess == nil || s.Status == StatusDisabled {
+			continue
+		}
+		t := *s.LastSuccess
+		if dd.OffersTo.IsZero() || t.After(dd.OffersTo) {
+			dd.OffersTo = t
+		}
+		if dd.OffersFrom.IsZero() || t.Before(dd.OffersFrom) {
+			dd.OffersFrom = t
+		}
+	}
+	if p.demo {
+		dd.Demo = true
+		for _, src := range fixtures.Sources() {
+			c := fixtures.Captured(src)
+			if c == "" {
+				continue
+			}
+			if dd.CapturedFrom == "" || c < dd.CapturedFrom {
+				dd.CapturedFrom = c
+			}
+			if c > dd.CapturedTo {
+				dd.CapturedTo = c
+			}
+		}
+	}
+	return dd
 }
 
 // Digest renders today's digest as Slack messages.
@@ -55,6 +97,10 @@ func (p *Pipeline) Digest() ([]alerts.Message, error) {
 
 // Messages lists the outbox, newest first.
 func (p *Pipeline) Messages(limit int) ([]store.Message, error) { return p.store.Messages(limit) }
+
+// MarkDemo says the pipeline reads the demo's database (a command run
+// with --demo): the digest says so. Call it before the pipeline is used.
+func (p *Pipeline) MarkDemo() { p.demo = true }
 
 // SendDigest queues today's digest.
 func (p *Pipeline) SendDigest() error {

@@ -17,7 +17,8 @@ func DigestSeries(p *Pipeline, since time.Time, stored bool) (func(string, time.
 
 // FirstRun judges offers as source's first run against the other sources'
 // medians (rank.Snapshot.SourceMedians): whether the run is held, how many
-// of its offers are held back, the learned band and how many of its cards
+// of its offers are held back, the learned level band (what the run as a
+// whole is judged with) and how many of its cards
 // the market can judge (minJudges other sources or more).
 func FirstRun(source string, offers []pricewatch.Offer, medians map[string]map[string]float64,
 	base func(float64, string) (float64, bool), cfg config.Ingest) (held bool, heldOffers int, band float64, judged int) {
@@ -28,5 +29,5 @@ func FirstRun(source string, offers []pricewatch.Offer, medians map[string]map[s
 			judged++
 		}
 	}
-	return out.hold != "", len(out.held), mk.band(cfg.Band), judged
+	return out.hold != "", len(out.held), mk.levelBand(cfg.Band), judged
 }

@@ -25,7 +25,10 @@ import (
 //     source's anchor (its accepted level, gate_level.go) and the market
 //     did not move with them: quarantined;
 //   - a first run (no anchor): its cards' medians mostly lie beyond the
-//     band learned from the market (gate_market.go): quarantined.
+//     band learned from the other sources' levels (gate_market.go), or,
+//     where fewer than three others sell its cards, beyond the reference
+//     ranges (gate_reference.go): quarantined. A round's first runs are
+//     judged against each other (round.go).
 //
 // Such a run is recorded, not applied, and its source shows as held until
 // an operator accepts the level (sources accept): repetition alone never
@@ -69,6 +72,7 @@ type gateOut struct {
 	confirmed string // why a held level was applied
 	pending   *store.Level
 	anchor    *store.Anchor      // the source's anchor after an applied run
+	disputed  *store.Dispute     // an applied run's level against the market
 	offers    []pricewatch.Offer // to apply
 	keep      []string           // held outliers: stored versions stay
 	held      []pricewatch.HeldOffer
@@ -96,11 +100,19 @@ func judge(in gateIn) gateOut {
 		moves := anchorMoves(anchor, cells, in.market, band)
 		for _, mv := range moves {
 			if mv.held(band) {
+				if ml, ok := backToMarket(in, cells); ok {
+					// The market disputed the anchor and vouches for this
+					// level: the market corroborates the move.
+					out.confirmed = fmt.Sprintf("%s; the market, which disputed the anchor, has this run at ×%.3g of it: applied and anchored", mv, ml.Factor)
+					out.anchor = anchorOf(cells, in.market, in.now, "the market (disputed anchor)")
+					return out
+				}
 				lv := &store.Level{Kind: levelFactor, Mode: mv.mode, Factor: mv.factor}
 				return holdLevel(in, out, cells, pricewatch.RunQuarantined, mv.String(), lv)
 			}
 		}
 		out.anchor = followMarket(anchor, cells, in.market, moves, band)
+		out.disputed = disputeOf(in, cells, nil)
 	} else {
 		if lv, why := outsideMarket(in, cells); why != "" {
 			return holdLevel(in, out, cells, pricewatch.RunQuarantined, why, lv)
@@ -127,6 +139,9 @@ func holdLevel(in gateIn, out gateOut, cells map[string]*cell, hold pricewatch.R
 	if a := in.health.Accepted; a != nil && sameLevel(*a, *lv) && (lv.Kind != levelLayout || mapped > 0) {
 		out.confirmed = fmt.Sprintf("%s: accepted by %s at %s: applied", why, a.AcceptedBy, a.AcceptedAt.UTC().Format(time.RFC3339))
 		out.anchor = anchorOf(cells, in.market, in.now, "accepted by "+a.AcceptedBy)
+		// The operator accepted this level; where the market disagrees
+		// with it, that stays on record, accepted.
+		out.disputed = disputeOf(in, cells, a)
 		return out
 	}
 	out.hold, out.pending, out.offers = hold, lv, nil
@@ -281,13 +296,26 @@ func beyondBand(rs []float64, band float64) (f float64, away int, held bool) {
 }
 
 // outsideMarket finds a first run whose cards mostly lie beyond the
-// market's learned band: the median of its cards' ratios to the market is
-// beyond it, and so are more than half of them, the same way.
+// market's learned level band: the median of its cards' ratios to the
+// market is beyond it, and so are more than half of them, the same way.
 func outsideMarket(in gateIn, cells map[string]*cell) (*store.Level, string) {
-	if in.market == nil {
+	ml, held := marketLevelOf(in, cells)
+	if !held {
 		return nil, ""
 	}
-	band := in.market.band(in.cfg.Band)
+	return &store.Level{Kind: levelBand, Factor: ml.Factor},
+		fmt.Sprintf("a first run whose cards lie at ×%.3g of the market (%d of %d cards beyond the learned band %.3g–%.3g×)", ml.Factor, ml.Away, ml.Cards, 1/ml.Band, ml.Band)
+}
+
+// marketLevelOf is a run's level against the market: the median of its
+// cards' ratios to it (the cards three other sources sell), how many lie
+// beyond the learned level band the same way, and whether that holds it
+// (beyondBand).
+func marketLevelOf(in gateIn, cells map[string]*cell) (store.Dispute, bool) {
+	if in.market == nil {
+		return store.Dispute{}, false
+	}
+	band := in.market.levelBand(in.cfg.Band)
 	var rs []float64
 	for _, c := range cells {
 		if r, ok := in.market.ratio(c.marketCell(), c.median(), c.cur, in.cfg.Band); ok {
@@ -295,11 +323,50 @@ func outsideMarket(in gateIn, cells map[string]*cell) (*store.Level, string) {
 		}
 	}
 	f, away, held := beyondBand(rs, band)
-	if !held {
-		return nil, ""
+	return store.Dispute{Factor: f, Cards: len(rs), Away: away, Band: band}, held
+}
+
+// backToMarket reports whether a run that moved from a disputed anchor
+// lies inside the band against the market: the level the market disputed
+// was the wrong one, and the run is applied without an accept.
+func backToMarket(in gateIn, cells map[string]*cell) (store.Dispute, bool) {
+	if in.health.Disputed == nil {
+		return store.Dispute{}, false
 	}
-	return &store.Level{Kind: levelBand, Factor: f},
-		fmt.Sprintf("a first run whose cards lie at ×%.3g of the market (%d of %d cards beyond the learned band %.3g–%.3g×)", f, away, len(rs), 1/band, band)
+	ml, _ := marketLevelOf(in, cells)
+	return ml, ml.Cards > 0 && !implausible(ml.Factor, ml.Band)
+}
+
+// disputeOf judges an anchored source's applied run against the market
+// as a first run would be: a level the market would hold in a first run
+// is a dispute (the anchor was set before such a market formed: alone on
+// its cards, or before first runs met the market); a run the market finds
+// inside the band ends it. It keeps the source's dispute's start, and an
+// operator's accept while the level stays inside the band around the one
+// accepted; accepted marks a dispute accepted with the level the run
+// confirms.
+func disputeOf(in gateIn, cells map[string]*cell, accepted *store.Level) *store.Dispute {
+	d, held := marketLevelOf(in, cells)
+	if !held {
+		if d.Cards == 0 {
+			// The market cannot judge the run now (a seller stale or
+			// failing): the dispute stands as it was, not cleared to be
+			// posted again when the market is back.
+			return in.health.Disputed
+		}
+		return nil
+	}
+	d.Since = in.now
+	if prev := in.health.Disputed; prev != nil {
+		d.Since = prev.Since
+		if !prev.AcceptedAt.IsZero() && !implausible(d.Factor/prev.Factor, in.cfg.Band) {
+			d.AcceptedAt, d.AcceptedBy = prev.AcceptedAt, prev.AcceptedBy
+		}
+	}
+	if accepted != nil {
+		d.AcceptedAt, d.AcceptedBy = accepted.AcceptedAt, accepted.AcceptedBy
+	}
+	return &d
 }
 
 // holdOutliers holds back single offers until ConfirmRuns runs of the

@@ -133,8 +133,9 @@ func scaledOffers(os []pricewatch.Offer, f float64) []pricewatch.Offer {
 }
 
 // One source's ×10 cannot get another's true data held: RunPod's first run
-// comes ×10 on a new install. The market cannot tell on a first run (its
-// learned band is 12×); the reference ranges (data/plausible.csv) can:
+// comes ×10 on a new install, first and alone (the daemon's cron order;
+// its first round runs together: TestGate_FreshInstallWholeCatalog). No
+// market exists yet; the reference ranges (data/plausible.csv) tell:
 // issue 31, before which it was applied and anchored. It is held, and
 // every other source's first run after it is still applied (a few single
 // offers may wait for their confirming runs where RunPod's true prices are

@@ -12,9 +12,10 @@ import (
 
 // The market a source's prices are compared with when its own history
 // cannot judge them (its first run, a card new to it), and the
-// corroboration a move of its whole level needs. Each other source is one
-// vote per card and mode (its median), so no source's size decides the
-// market; a source is compared with sellers of its own kind first, else
+// corroboration a move of its whole level needs. Each other seller is one
+// vote per card and mode (the median of its sources' medians: the cloud
+// behind an aggregator's offer votes once however many sources resell it,
+// sellerVotes), so no source's size decides the market; a source is compared with sellers of its own kind first, else
 // across kinds through the ratio the market shows between the kinds; and
 // the band is learned from the spread the other sources really show.
 
@@ -91,11 +92,18 @@ type market struct {
 	once  sync.Once
 	kf    map[[2]string]float64 // log ratio kind a over kind b
 	bandV float64
+	// levelV is levelBand's.
+	levelV float64
+
+	// without caches the kind factors learned without each source, as
+	// ratio leaves each out in turn.
+	withoutMu sync.Mutex
+	without   map[string]map[[2]string]float64
 }
 
 func newMarket(self string, all map[string]map[string]float64, base func(float64, string) (float64, bool)) *market {
 	m := &market{self: self, kind: kindOf(self), medians: map[string]map[string]float64{}, base: base}
-	for cell, bySrc := range all {
+	for cell, bySrc := range sellerVotes(all, self) {
 		for src, v := range bySrc {
 			if src == self || !(v > 0) {
 				continue
@@ -114,20 +122,44 @@ func (m *market) learn(floor float64) {
 	m.once.Do(func() {
 		m.kf = kindFactors(m.medians, "")
 		var devs []float64
+		bySource := map[string][]float64{}
 		for cell, bySrc := range m.medians {
 			for src, v := range bySrc {
 				if d, ok := deviation(m.medians[cell], m.kf, kindOf(src), math.Log(v), src, ""); ok {
 					devs = append(devs, math.Abs(d))
+					bySource[src] = append(bySource[src], d)
 				}
 			}
 		}
-		m.bandV = floor
-		if len(devs) > 0 {
-			slices.Sort(devs)
-			q := devs[min(len(devs)-1, int(bandQuantile*float64(len(devs))))]
-			m.bandV = math.Max(floor, bandMargin*math.Exp(q))
+		m.bandV = learnedBand(devs, floor)
+		levels := make([]float64, 0, len(bySource))
+		for _, d := range bySource {
+			levels = append(levels, math.Abs(median(d)))
 		}
+		m.levelV = learnedBand(levels, floor)
 	})
+}
+
+// learnedBand is bandMargin times the bandQuantile of absolute log
+// deviations, at least floor.
+func learnedBand(devs []float64, floor float64) float64 {
+	if len(devs) == 0 {
+		return floor
+	}
+	slices.Sort(devs)
+	q := devs[min(len(devs)-1, int(bandQuantile*float64(len(devs))))]
+	return math.Max(floor, bandMargin*math.Exp(q))
+}
+
+// levelBand is the band a whole first run's level is judged with: learned
+// as band is, from the other sources' levels (the median of each one's
+// deviations over its cards) rather than their single cards. A run's
+// level is the median of its cards, so its cards' noise, which band must
+// allow for one card, mostly cancels in it: judged by band, a level ×10
+// passed on a catalog whose odd cards spread 12× (issue 31).
+func (m *market) levelBand(floor float64) float64 {
+	m.learn(floor)
+	return m.levelV
 }
 
 // band is the learned band (at least floor).
@@ -153,12 +185,37 @@ func (m *market) ratio(cell string, price float64, cur string, floor float64) (f
 	}
 	best, found := 0.0, false
 	for drop := range bySrc {
-		d, ok := deviation(bySrc, m.kf, m.kind, math.Log(p), "", drop)
+		d, ok := deviation(bySrc, m.kfWithout(drop), m.kind, math.Log(p), "", drop)
 		if ok && (!found || math.Abs(d) < math.Abs(best)) {
 			best, found = d, true
 		}
 	}
 	return math.Exp(best), found
+}
+
+// kfWithout is the kind factors learned without drop: a reference built
+// without a source must not lean on it through the kinds' ratio either.
+// A ratio that only drop's prices showed (the one seller of its kind:
+// on a new install, a ×10 marketplace made every other marketplace look
+// ×0.1 of the clouds) is not known without it: the kinds are compared as
+// they are (×1) rather than not at all, so the cell is judged as before.
+func (m *market) kfWithout(drop string) map[[2]string]float64 {
+	m.withoutMu.Lock()
+	defer m.withoutMu.Unlock()
+	if kf, ok := m.without[drop]; ok {
+		return kf
+	}
+	kf := kindFactors(m.medians, drop)
+	for pair := range m.kf {
+		if _, ok := kf[pair]; !ok {
+			kf[pair] = 0
+		}
+	}
+	if m.without == nil {
+		m.without = map[string]map[[2]string]float64{}
+	}
+	m.without[drop] = kf
+	return kf
 }
 
 // median of the other sources' medians of a cell (0: none): what an anchor

@@ -39,7 +39,7 @@ func (p *Pipeline) digestSeriesFrom(ctx context.Context, snap *rank.Snapshot, si
 		if rows, terms, err = history.Load(ctx, p.store, history.Current{Offers: snap.Offers()}, history.Filter{}, since); err != nil {
 			return err
 		}
-		if profiles, err = p.store.Profiles(); err != nil {
+		if profiles, err = p.rankProfiles(); err != nil {
 			return err
 		}
 		loaded = true

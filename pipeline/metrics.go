@@ -92,9 +92,11 @@ type stateCollector struct {
 	bestCost, bestPrice *prometheus.Desc
 
 	up, held, state, lastSuccess, lastAttempt, staleAfter *prometheus.Desc
-	offers, unknown, heldOffers, failures                 *prometheus.Desc
+	offers, unknown, heldOffers, failures, disputed       *prometheus.Desc
 
 	outboxPending, outboxFailed, outboxOldest *prometheus.Desc
+
+	pageCheckAt, pageCheckProblems *prometheus.Desc
 }
 
 func newStateCollector(p *Pipeline) *stateCollector {
@@ -126,19 +128,26 @@ func newStateCollector(p *Pipeline) *stateCollector {
 			"Outlier offers the price gate holds back from the source's runs (their last good version stays ranked).", src, nil),
 		failures: prometheus.NewDesc("pricewatch_source_consecutive_failures",
 			"Failed runs of the source in a row (0 after a run that was fetched).", src, nil),
+		disputed: prometheus.NewDesc("pricewatch_source_disputed",
+			"1 while the source's applied level lies beyond the band against the market that formed since it was anchored and no operator accepted it; its offers stay ranked.", src, nil),
 		outboxPending: prometheus.NewDesc("pricewatch_outbox_pending_messages",
 			"Slack messages in the outbox waiting to be delivered.", nil, nil),
 		outboxFailed: prometheus.NewDesc("pricewatch_outbox_failed_messages",
 			"Slack messages in the outbox given up on (kept until the outbox retention drops them).", nil, nil),
 		outboxOldest: prometheus.NewDesc("pricewatch_outbox_oldest_pending_age_seconds",
 			"Age of the oldest Slack message waiting in the outbox (0: none waiting).", nil, nil),
+		pageCheckAt: prometheus.NewDesc("pricewatch_db_page_check_timestamp_seconds",
+			"Unix time the last scheduled check of every page of the database file started (0: none yet since start-up).", nil, nil),
+		pageCheckProblems: prometheus.NewDesc("pricewatch_db_page_check_problems",
+			"Problems the last page check of the database file found (0: every page sound); the daemon's log names them and the way out.", nil, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.bestCost, c.bestPrice, c.up, c.held, c.state, c.lastSuccess, c.lastAttempt,
-		c.staleAfter, c.offers, c.unknown, c.heldOffers, c.failures, c.outboxPending, c.outboxFailed, c.outboxOldest} {
+		c.staleAfter, c.offers, c.unknown, c.heldOffers, c.failures, c.disputed, c.outboxPending, c.outboxFailed, c.outboxOldest,
+		c.pageCheckAt, c.pageCheckProblems} {
 		ch <- d
 	}
 }
@@ -159,6 +168,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		c.collectSource(ch, name, health, now)
 	}
 	c.collectOutbox(ch, now)
+	var pc store.PageCheck
+	if last := p.lastPageCheck.Load(); last != nil {
+		pc = *last
+	}
+	ch <- gauge(c.pageCheckAt, unixSeconds(pc.At))
+	ch <- gauge(c.pageCheckProblems, float64(pc.Problems))
 }
 
 func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
@@ -195,6 +210,7 @@ func (c *stateCollector) collectSource(ch chan<- prometheus.Metric, name string,
 	ch <- gauge(c.unknown, float64(len(h.Unknown)), name)
 	ch <- gauge(c.heldOffers, float64(len(h.HeldOffers)), name)
 	ch <- gauge(c.failures, float64(h.ConsecutiveFailures), name)
+	ch <- gauge(c.disputed, boolValue(ran && h.Disputed.Open()), name)
 }
 
 // sourceState is a source's state for pricewatch_source_state, in the

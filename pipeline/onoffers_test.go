@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +20,14 @@ import (
 // still runs must not report its few offers. vast's answer is held back
 // until runpod's run has finished; before, OnOffers heard runpod's count
 // alone first (it failed with "reported [149 1467], want one report of
-// both sources' offers").
+// both sources' offers"). Second runs: a round's first runs wait for each
+// other (round.go), so on a new install runpod would wait for vast.
 func TestOnOffers_LastOfConcurrentRuns(t *testing.T) {
 	base := fixtures.Handler(os.DirFS(fixtureDir(t)))
 	release := make(chan struct{})
+	var hold atomic.Bool
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "bundles") {
+		if hold.Load() && r.Method == http.MethodPost && strings.Contains(r.URL.Path, "bundles") {
 			<-release // vast's offer search
 		}
 		base.ServeHTTP(w, r)
@@ -38,6 +41,13 @@ func TestOnOffers_LastOfConcurrentRuns(t *testing.T) {
 			c.Sources[name] = s
 		}
 	})
+	env.Round(t, "vast", "runpod")
+	h0, err := env.Store.Health()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := h0["runpod"].LastSuccess
+	hold.Store(true)
 	p, err := pipeline.New(env.Config, env.Store, pipeline.Options{Getenv: func(string) string { return "test-secret" },
 		OnOffers: func(n int) { mu.Lock(); got = append(got, n); mu.Unlock() }})
 	if err != nil {
@@ -47,11 +57,11 @@ func TestOnOffers_LastOfConcurrentRuns(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); p.RunAll(t.Context(), []string{"vast", "runpod"}) }()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if runpodRan(env) {
+		if runpodRan(env, first) {
 			break
 		}
 	}
-	ran := runpodRan(env)
+	ran := runpodRan(env, first)
 	close(release)
 	wg.Wait()
 	if !ran {
@@ -65,8 +75,9 @@ func TestOnOffers_LastOfConcurrentRuns(t *testing.T) {
 	}
 }
 
-// runpodRan: runpod's run is recorded (its health has a success).
-func runpodRan(env *pipelinetest.Env) bool {
+// runpodRan: a run of runpod after since is recorded (its health has a
+// later success).
+func runpodRan(env *pipelinetest.Env, since time.Time) bool {
 	h, err := env.Store.Health()
-	return err == nil && !h["runpod"].LastSuccess.IsZero()
+	return err == nil && h["runpod"].LastSuccess.After(since)
 }

@@ -12,8 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,9 +74,21 @@ type Pipeline struct {
 	packMu sync.Mutex
 	packs  map[string]*rank.Pack // nil until read from the store
 
+	demo bool // Options.Demo
+
+	// seeds are the reference profiles of the config's workloads
+	// (rankProfiles), computed once.
+	seedOnce sync.Once
+	seeds    []rank.Profile
+
 	// running holds a source's name while a run of it is in flight: one
 	// run per source at a time (cron, POST /v1/scrape, accept).
 	running sync.Map
+
+	// pageCheckMu lets one page check run at a time; lastPageCheck is
+	// the last one's result (nil before any).
+	pageCheckMu   sync.Mutex
+	lastPageCheck atomic.Pointer[store.PageCheck]
 
 	sched   sync.RWMutex // guards cron and entries, set once by Start
 	cron    *cron.Cron
@@ -100,6 +112,9 @@ type Options struct {
 	// OnOffers receives the number of offers held after a run changed
 	// them (the daemon sizes its memory limit from it).
 	OnOffers func(int)
+	// Demo says the sources are the bundled fixtures (--demo, --fixtures)
+	// or their database: the digest says so.
+	Demo bool
 }
 
 // New builds a pipeline over an open store. It writes nothing: Init does.
@@ -116,7 +131,7 @@ func New(cfg *config.Config, st *store.Store, opt Options) (*Pipeline, error) {
 	p := &Pipeline{
 		cfg: cfg, store: st, catalog: normalize.DefaultCatalog(),
 		log: opt.Logger, now: opt.Now, getenv: opt.Getenv, onProgress: opt.OnProgress, onOffers: opt.OnOffers,
-		disabled: map[string]string{},
+		disabled: map[string]string{}, demo: opt.Demo,
 	}
 	for _, name := range cfg.SourceNames() {
 		src := cfg.Sources[name]
@@ -254,7 +269,7 @@ func joinStrings(s []string) string {
 // the first view from them, so the last good ranking answers queries
 // before the first scrape completes.
 func (p *Pipeline) Init() error {
-	if err := p.store.SeedProfiles(rank.SeedProfiles(p.catalog, p.workloads)); err != nil {
+	if err := p.store.SeedProfiles(p.referenceProfiles()); err != nil {
 		return fmt.Errorf("seed profiles: %w", err)
 	}
 	if err := p.loadPacks(); err != nil {
@@ -360,8 +375,11 @@ func (p *Pipeline) setPack(source string, offers []pricewatch.Offer, keep []stri
 func (p *Pipeline) Rebuild() error {
 	p.refresh.Lock()
 	defer p.refresh.Unlock()
-	_, err := p.swap()
-	return err
+	if _, err := p.swap(); err != nil {
+		return err
+	}
+	p.releaseBigRun()
+	return nil
 }
 
 // swap builds a view and swaps it in; the caller holds p.refresh.
@@ -371,17 +389,29 @@ func (p *Pipeline) swap() (*View, error) {
 		return nil, fmt.Errorf("build ranking: %w", err)
 	}
 	p.view.Store(v)
+	return v, nil
+}
+
+// releaseBigRun returns a big run's garbage to the system now rather than
+// over the next minutes (the collector's goal would keep twice the live
+// heap), and the database pages its diff read, once a big run ended since
+// the last call. Only after the swap (before it, the old view still held
+// the pack the run replaced) and after the alerts' evaluation of the new
+// view (its garbage goes too). The caller holds p.refresh.
+//
+// Two collections: bbolt keeps the single pages a write transaction
+// allocated in a sync.Pool, which one collection only moves to its victim
+// cache. After a first write of 1M offers that was 400 MB, so one
+// collection left 650 MB of RSS for a live heap of 200 MB
+// (benchscale giveback); the second frees them before the scavenge.
+func (p *Pipeline) releaseBigRun() {
 	if p.giveBack.Swap(false) {
-		// Return a big run's garbage to the system now rather than over
-		// the next minutes (the collector's goal would keep twice the live
-		// heap), and the database pages its diff read. Only now: before
-		// the swap, the old view still held the pack the run replaced.
+		runtime.GC()
 		debug.FreeOSMemory()
 		if err := p.store.DropPages(); err != nil {
 			p.log.Debug("drop database pages", "err", err)
 		}
 	}
-	return v, nil
 }
 
 // SetProfile stores a profile (a user's measured one), rebuilds the
@@ -406,7 +436,7 @@ func (p *Pipeline) DeleteProfile(ctx context.Context, card, workload, provider, 
 		return ok, err
 	}
 	if provider == "" {
-		if err := p.store.SeedProfiles(rank.SeedProfiles(p.catalog, p.workloads)); err != nil {
+		if err := p.store.SeedProfiles(p.referenceProfiles()); err != nil {
 			return true, fmt.Errorf("restore reference profiles: %w", err)
 		}
 	}
@@ -443,8 +473,9 @@ func (p *Pipeline) NormChecks() []rank.NormCheck {
 	return nil
 }
 
-// Profiles lists the stored throughput profiles.
-func (p *Pipeline) Profiles() ([]rank.Profile, error) { return p.store.Profiles() }
+// Profiles lists the throughput profiles rankings use: the reference
+// figures of the config's workloads and the stored measured ones.
+func (p *Pipeline) Profiles() ([]rank.Profile, error) { return p.rankProfiles() }
 
 // Catalog is the card catalog the pipeline normalizes with.
 func (p *Pipeline) Catalog() *normalize.Catalog { return p.catalog }
@@ -495,26 +526,60 @@ var ErrBusy = errors.New("a run of this source is in progress")
 // RunSource scrapes one source and records the run. A failure is recorded
 // too (the source turns failing) and leaves its stored offers untouched.
 func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
+	r, sum := p.startRun(ctx, name)
+	if r == nil {
+		return sum
+	}
+	return p.finishRun(r, nil)
+}
+
+// sourceRun is a source's run scraped and normalized, not yet judged nor
+// recorded; it holds the source's running slot until finishRun.
+type sourceRun struct {
+	name string
+	run  pricewatch.Run
+	rr   store.RunResult
+	in   *gateIn // what the gate judges (nil: a failure, rates, token prices)
+	err  error
+	// fetched is the bytes the run's responses read: a big run that
+	// failed (its body cap hit) leaves its parse as garbage too.
+	fetched int64
+}
+
+// startRun scrapes a source and prepares its run for the gate; without a
+// run, the summary says why none started.
+func (p *Pipeline) startRun(ctx context.Context, name string) (*sourceRun, Summary) {
 	src, ok := p.cfg.Sources[name]
 	if !ok {
-		return Summary{Source: name, Err: fmt.Errorf("unknown source %q", name)}
+		return nil, Summary{Source: name, Err: fmt.Errorf("unknown source %q", name)}
 	}
 	if reason, off := p.disabled[name]; off {
-		return Summary{Source: name, Disabled: reason}
+		return nil, Summary{Source: name, Disabled: reason}
 	}
 	if since, busy := p.running.LoadOrStore(name, p.now()); busy {
-		return Summary{Source: name, Err: fmt.Errorf("%s: %w (started %s ago); this one was skipped",
+		return nil, Summary{Source: name, Err: fmt.Errorf("%s: %w (started %s ago); this one was skipped",
 			name, ErrBusy, p.now().Sub(since.(time.Time)).Round(time.Millisecond))}
 	}
-	defer p.running.Delete(name)
-	log := p.log.With("source", name)
-	env := p.env(name)
 	start := p.now()
+	env := p.env(name)
 	res, err := safeScrape(ctx, src.Scraper, env)
-	run := pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}
-	var rr store.RunResult
+	r := &sourceRun{name: name, run: pricewatch.Run{Source: name, Started: start, Duration: p.now().Sub(start)}, fetched: env.BytesRead()}
 	if err == nil {
-		rr, err = p.check(name, &res, start)
+		r.rr, r.in, err = p.prepare(name, &res, start)
+	}
+	r.err = err
+	return r, Summary{}
+}
+
+// finishRun judges a prepared run (a first run of a round against its
+// peers too: round.go), records it and frees the source's running slot.
+func (p *Pipeline) finishRun(r *sourceRun, peers *roundMarket) Summary {
+	defer p.running.Delete(r.name)
+	name, run, rr, err := r.name, r.run, r.rr, r.err
+	log := p.log.With("source", name)
+	if err == nil && r.in != nil {
+		p.judgeRun(&rr, r.in, peers)
+		r.in = nil // its offers are rr's now
 	}
 	if err != nil {
 		// The error names its source wherever it ends up (logs, /v1/sources).
@@ -547,7 +612,9 @@ func (p *Pipeline) RunSource(ctx context.Context, name string) Summary {
 			p.onOffers(p.heldOffers())
 		}
 	}
-	if len(rr.Offers) >= bigRun {
+	if len(rr.Offers) >= bigRun || r.fetched >= bigBody {
+		// A failed big run too: nothing collected its parse before (a 1M
+		// run cut by its body cap held 1.1 GB for minutes).
 		p.giveBack.Store(true)
 	}
 	p.metrics.observe(run, stored.Changes)
@@ -597,46 +664,53 @@ func safeScrape(ctx context.Context, s scrapers.Scraper, env *scrapers.Env) (res
 // bigRun is the offers of a run after which memory is handed back at once.
 const bigRun = 20_000
 
+// bigBody is the bytes of a run's responses after which memory is handed
+// back at once, whether the run succeeded or not (a Vast answer of 20k
+// offers is about 23 MB).
+var bigBody int64 = 16 << 20
+
 // MinKeepRatio is the share of the last good run's offers a run must
 // parse; fewer means a layout change, not a market that emptied.
 const MinKeepRatio = 0.5
 
-// check normalizes and judges a run's result; it drops the observations
-// once they are normalized (at 1M offers they are 408 MB the gate and the
-// store need no more).
-func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store.RunResult, error) {
+// prepare normalizes a run's result and reads what the gate judges it
+// with (nil when nothing is to be judged: rates, token prices); it drops
+// the observations once they are normalized (at 1M offers they are 408 MB
+// the gate and the store need no more).
+func (p *Pipeline) prepare(name string, res *scrapers.Result, at time.Time) (store.RunResult, *gateIn, error) {
 	rr := store.RunResult{Rates: res.Rates}
 	if res.Rates != nil {
 		for _, cur := range []string{"USD", "CNY"} {
 			if !res.Rates.Has(cur) {
-				return rr, fmt.Errorf("rates lack %s", cur)
+				return rr, nil, fmt.Errorf("rates lack %s", cur)
 			}
 		}
 		res.Rates.FetchedAt = at
 	}
 	if res.TokenPrices != nil {
-		return p.checkTokens(name, res)
+		rr, err := p.checkTokens(name, res)
+		return rr, nil, err
 	}
 	if len(res.Observations) == 0 {
-		return rr, nil
+		return rr, nil, nil
 	}
 	nr := p.catalog.Normalize(res.Observations, at)
 	parsed := len(res.Observations)
 	res.Observations = nil
 	rr.Run.Invalid = nr.InvalidCount
 	if len(nr.Offers) == 0 {
-		return rr, fmt.Errorf("no valid offer among %d parsed: %w", parsed, nr.Invalid)
+		return rr, nil, fmt.Errorf("no valid offer among %d parsed: %w", parsed, nr.Invalid)
 	}
 	if nr.Invalid != nil {
 		p.log.Warn("observations rejected", "source", name, "invalid", nr.InvalidCount, "err", nr.Invalid)
 	}
 	health, err := p.store.Health()
 	if err != nil {
-		return rr, err
+		return rr, nil, err
 	}
 	h, ran := health[name]
 	if ran && h.Offers >= 10 && float64(len(nr.Offers)) < MinKeepRatio*float64(h.Offers) {
-		return rr, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
+		return rr, nil, fmt.Errorf("only %d offers parsed where the last good run had %d: layout change suspected, last good offers kept",
 			len(nr.Offers), h.Offers)
 	}
 	in := gateIn{cfg: p.cfg.Ingest, source: name, now: at, health: h, ran: ran, prev: map[string]prevPrice{}, next: nr.Offers, filterNext: true}
@@ -649,41 +723,27 @@ func (p *Pipeline) check(name string, res *scrapers.Result, at time.Time) (store
 	for _, n := range nr.Unknown {
 		in.unknown += n
 	}
-	if v := p.View(); v != nil && v.Snapshot != nil {
-		in.market = newMarket(name, v.Snapshot.SourceMedians(), v.Snapshot.BaseCurrency)
-	}
-	v := judge(in)
 	rr.Run.Unknown = nr.Unknown
+	rr.Run.Offers = len(nr.Offers)
+	return rr, &in, nil
+}
+
+// judgeRun judges a prepared run against the market of the current view
+// (a first run of a round against the round's other first runs too) and
+// fills in what the store records.
+func (p *Pipeline) judgeRun(rr *store.RunResult, in *gateIn, peers *roundMarket) {
+	if peers != nil && firstRun(in) {
+		in.market = newMarket(in.source, peers.medians, peers.base)
+	} else if v := p.View(); v != nil && v.Snapshot != nil {
+		in.market = newMarket(in.source, v.Snapshot.SellerMedians(), v.Snapshot.BaseCurrency)
+	}
+	v := judge(*in)
 	rr.Run.Held, rr.Run.Reason, rr.Run.HeldOffers = v.hold, v.reason, v.held
 	if v.confirmed != "" {
 		rr.Run.Reason = v.confirmed
 	}
 	rr.Offers, rr.Keep, rr.Pending, rr.HeldOffers, rr.Anchor = v.offers, v.keep, v.pending, v.heldState, v.anchor
-	rr.Run.Offers = len(nr.Offers)
-	return rr, nil
-}
-
-// RunAll runs the named sources (all enabled ones when names is empty)
-// concurrently and returns their summaries in name order.
-func (p *Pipeline) RunAll(ctx context.Context, names []string) []Summary {
-	if len(names) == 0 {
-		names = p.Enabled()
-	}
-	out := make([]Summary, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i, n := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = p.RunSource(ctx, n)
-		}()
-	}
-	wg.Wait()
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Source < out[j].Source })
-	return out
+	rr.Disputed = v.disputed
 }
 
 // Enabled lists the sources that run: enabled in config and not disabled
@@ -703,7 +763,7 @@ func (p *Pipeline) Enabled() []string {
 // it; Refresh swaps it). Only the sources whose offers changed since the
 // current view, or whose offers' freshness did, are re-ranked.
 func (p *Pipeline) BuildView() (*View, error) {
-	profiles, err := p.store.Profiles()
+	profiles, err := p.rankProfiles()
 	if err != nil {
 		return nil, err
 	}
@@ -761,6 +821,7 @@ func (p *Pipeline) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer p.releaseBigRun()
 	if err := p.alerts.Evaluate(ctx, v.Snapshot, v.Health, p.Enabled()); err != nil {
 		return fmt.Errorf("alerts: %w", err)
 	}

@@ -61,7 +61,9 @@ func BenchmarkVastRun100k(b *testing.B) {
 		if err := sums[0].Err; err != nil {
 			b.Fatal(err)
 		}
-		if sums[0].Offers < 2*bundles*9/10 || sums[0].Held != "" {
+		// The fixture's bundles give 1.77 offers each (88,320 of 50k: not
+		// every bundle has a spot offer); fewer means a cut parse.
+		if sums[0].Offers < bundles*17/10 || sums[0].Held != "" {
 			b.Fatalf("run: %+v", sums[0])
 		}
 		if err := env.Pipeline.Refresh(b.Context()); err != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -51,6 +52,11 @@ func (p *Pipeline) Start(ctx context.Context) error {
 			return fmt.Errorf("schedule history compaction (%q): %w", spec, err)
 		}
 	}
+	if spec := p.cfg.History.PageCheckSchedule; spec != "" {
+		if _, err := c.AddFunc(spec, func() { p.CheckPages() }); err != nil {
+			return fmt.Errorf("schedule the database page check (%q): %w", spec, err)
+		}
+	}
 	p.sched.Lock()
 	p.cron, p.entries = c, entries
 	p.sched.Unlock()
@@ -68,6 +74,33 @@ func (p *Pipeline) Compact() (store.CompactStats, error) {
 			"duration", time.Since(start))
 	}
 	return st, err
+}
+
+// ErrPageCheckBusy: a page check is already running.
+var ErrPageCheckBusy = errors.New("a database page check is in progress")
+
+// CheckPages checks every page of the database file (the schedule's job,
+// history.page_check_schedule), one check at a time, logs what it found
+// and keeps it for /metrics (pricewatch_db_page_check_*). Damage is
+// logged as an error naming the way out; the daemon goes on serving what
+// still reads.
+func (p *Pipeline) CheckPages() (store.PageCheck, error) {
+	if !p.pageCheckMu.TryLock() {
+		return store.PageCheck{}, ErrPageCheckBusy
+	}
+	defer p.pageCheckMu.Unlock()
+	pc, err := p.store.CheckPagesLive(p.now())
+	switch {
+	case errors.Is(err, store.ErrDamaged):
+		p.lastPageCheck.Store(&pc)
+		p.log.Error("database page check found damage", "err", err, "problems", pc.Problems, "bytes", pc.Bytes, "duration", pc.Duration)
+	case err != nil:
+		p.log.Error("database page check failed", "err", err)
+	default:
+		p.lastPageCheck.Store(&pc)
+		p.log.Info("database page check: every page sound", "bytes", pc.Bytes, "duration", pc.Duration)
+	}
+	return pc, err
 }
 
 // Stop stops scheduling and waits (at most timeout) for running jobs.

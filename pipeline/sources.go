@@ -23,6 +23,10 @@ const (
 	// StatusSuspect: the last run was fetched but kept out of the offers
 	// (implausible prices, a drifted layout); Reason has the numbers.
 	StatusSuspect = "suspect"
+	// StatusDisputed: the source's applied level lies beyond the band
+	// against the market that formed since it was anchored; its offers
+	// stay ranked, Reason has the numbers and the accept.
+	StatusDisputed = "disputed"
 )
 
 // SourceStatus is one source in /v1/sources.
@@ -60,7 +64,12 @@ type SourceStatus struct {
 	Accepted     *store.Level `json:"accepted,omitempty"`
 	AnchoredAt   *time.Time   `json:"anchored_at,omitempty"`
 	AnchoredBy   string       `json:"anchored_by,omitempty"`
-	NextRun      *time.Time   `json:"next_run,omitempty"`
+	// Disputed is the source's applied level against the market that
+	// formed since its anchor, while beyond the band (accepted_by set:
+	// an operator accepted it); DisputedLabel names it for an accept.
+	Disputed      *store.Dispute `json:"disputed,omitempty"`
+	DisputedLabel string         `json:"disputed_label,omitempty"`
+	NextRun       *time.Time     `json:"next_run,omitempty"`
 	// BelowNorm lists the measurements taken on this provider's machines
 	// that fall more than 20% under their card's norm: a sign of throttled,
 	// shared or refurbished cards. The offers stay ranked, at the measured
@@ -107,6 +116,12 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 			if h.Anchor != nil {
 				st.AnchoredAt, st.AnchoredBy = timePtr(h.Anchor.At), h.Anchor.By
 			}
+			if d := h.Disputed; d != nil {
+				st.Disputed = d
+				if d.Open() {
+					st.DisputedLabel = d.Level().Label()
+				}
+			}
 		}
 		reason, off := disabled[name]
 		switch {
@@ -122,6 +137,8 @@ func SourceStatuses(cfg *config.Config, health map[string]store.Health, disabled
 			st.Status, st.Reason = StatusSuspect, h.HoldReason
 		case src.Settings.StaleAfter > 0 && now.Sub(h.LastSuccess) > src.Settings.StaleAfter:
 			st.Status = StatusStale
+		case h.Disputed.Open():
+			st.Status, st.Reason = StatusDisputed, h.Disputed.Reason(name)
 		default:
 			st.Status = StatusOK
 		}

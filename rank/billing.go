@@ -158,15 +158,29 @@ func billingRule(provider string, mode pricewatch.Mode, offerID string) (Billing
 // stated row of the offer's own provider gives a cap. A provider that
 // states its cap by server type wins over the plan's price ratio: Vultr's
 // page bills bare metal up to 672 h a month, whatever a plan's monthly ÷
-// hourly price says.
+// hourly price says. An aggregator's offer is billed by the aggregator
+// (billingParty).
 func OfferBillingRule(o pricewatch.Offer) BillingRule {
-	r, from := billingRule(o.Provider, o.Mode, o.OfferID)
+	r, from := billingRule(billingParty(o), o.Mode, o.OfferID)
 	if o.MonthlyCapHours > 0 && !providerStates(from["monthly_cap_hours"]) {
 		r.MonthlyCapHours = o.MonthlyCapHours
 		r.Terms["monthly_cap_hours"] = BasisStated + ": the offer's own monthly price ÷ its hourly price"
 		delete(r.Read, "monthly_cap_hours")
 	}
 	return r
+}
+
+// billingParty is who bills an offer: its provider, except where its
+// source resells the provider's machines under its own account and has
+// rows of its own in data/billing.csv (Shadeform, Prime Intellect,
+// Spheron: the renter pays the aggregator, on the aggregator's terms). A
+// catalog such as SkyPilot has no rows: its offers are rented from the
+// cloud itself, on the cloud's terms.
+func billingParty(o pricewatch.Offer) string {
+	if o.Source != "" && o.Source != o.Provider && len(billingRows()[o.Source]) > 0 {
+		return o.Source
+	}
+	return o.Provider
 }
 
 // providerStates reports whether a rule comes from a row of its own

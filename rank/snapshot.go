@@ -54,6 +54,10 @@ type Snapshot struct {
 	// base price (SourceMedians).
 	mediansOnce sync.Once
 	medians     map[string]map[string]float64
+	// sellersOnce guards sellers: SellerMedians, SourceMedians split by
+	// the seller behind each source's offers.
+	sellersOnce sync.Once
+	sellers     map[string]map[string]float64
 }
 
 // inputs are what every part's ranking depends on besides its pack.

@@ -64,12 +64,24 @@ type Env struct {
 // URL is the source's configured endpoint.
 func (e *Env) URL() string { return e.Settings.URL }
 
-// Secret returns an environment value (a key or token) by name.
+// Secret returns a key or token by name: the environment value, else the
+// contents of the file that NAME_FILE names (a systemd credential, a
+// mounted secret), trimmed. A file that cannot be read gives "" (the
+// source then reports the key missing); its contents are never logged.
 func (e *Env) Secret(name string) string {
-	if e.Getenv != nil {
-		return strings.TrimSpace(e.Getenv(name))
+	get := e.Getenv
+	if get == nil {
+		get = os.Getenv
 	}
-	return strings.TrimSpace(os.Getenv(name))
+	if v := strings.TrimSpace(get(name)); v != "" {
+		return v
+	}
+	if f := strings.TrimSpace(get(name + "_FILE")); f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
 }
 
 // AddOffers reports offers parsed so far (for progress display).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -205,15 +206,84 @@ func (s *Store) checkPagesIfSmall() error {
 }
 
 // CheckPages runs bbolt's consistency check over every page of the file
-// (a read transaction); the first problem is a DamagedError.
+// (a read transaction: at Open, before anything writes); the first problem
+// is a DamagedError.
 func (s *Store) CheckPages() error {
-	return s.view(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			if metaPageErr.MatchString(err.Error()) {
-				continue // the meta pages: checkFile judged them, one good copy suffices
-			}
-			return &DamagedError{Path: s.path, Why: "page check: " + err.Error()}
-		}
+	var pc PageCheck
+	err := s.view(func(tx *bolt.Tx) error {
+		pc = s.checkTx(tx)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return pc.err(s.path)
+}
+
+// PageCheck is what a check of every page of the file found.
+type PageCheck struct {
+	At       time.Time     `json:"at"`
+	Duration time.Duration `json:"duration_ns"`
+	Bytes    int64         `json:"bytes"`
+	// Problems counts what bbolt's check reported (0: every page sound);
+	// First are the first maxPageProblems of them.
+	Problems int      `json:"problems"`
+	First    []string `json:"first,omitempty"`
+}
+
+// maxPageProblems bounds the problems a check keeps (a damaged file can
+// report one per page).
+const maxPageProblems = 10
+
+func (pc PageCheck) err(path string) error {
+	if pc.Problems == 0 {
+		return nil
+	}
+	why := "page check: " + pc.First[0]
+	if pc.Problems > 1 {
+		why += fmt.Sprintf(" (and %d more)", pc.Problems-1)
+	}
+	return &DamagedError{Path: path, Why: why}
+}
+
+// checkTx runs bbolt's check in tx and drains it: its goroutine reads the
+// file through tx, so it must be done before tx ends.
+func (s *Store) checkTx(tx *bolt.Tx) PageCheck {
+	pc := PageCheck{Bytes: tx.Size()}
+	for err := range tx.Check() {
+		if metaPageErr.MatchString(err.Error()) {
+			continue // the meta pages: checkFile judged them, one good copy suffices
+		}
+		pc.Problems++
+		if len(pc.First) < maxPageProblems {
+			pc.First = append(pc.First, err.Error())
+		}
+	}
+	return pc
+}
+
+// CheckPagesLive checks every page of the file while the store is in use
+// (the daemon's scheduled check). bbolt's check reads the database's free
+// page list, which its writers change: beside them it is safe only in a
+// write transaction (in a read one it races with them), so it runs in one
+// that is rolled back, writing nothing; reads go on, writes wait for it.
+// A file opened read-only has no writers and is checked in a read
+// transaction. Damage is a DamagedError; the PageCheck has the counts.
+func (s *Store) CheckPagesLive(now time.Time) (PageCheck, error) {
+	start := time.Now()
+	var pc PageCheck
+	err := guard(s.path, func() error {
+		tx, err := s.db.Begin(!s.db.IsReadOnly())
+		if err != nil {
+			return fmt.Errorf("page check of %s: %w", s.path, err)
+		}
+		defer tx.Rollback()
+		pc = s.checkTx(tx)
+		return nil
+	})
+	pc.At, pc.Duration = now, time.Since(start)
+	if err != nil {
+		return pc, err
+	}
+	return pc, pc.err(s.path)
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -114,4 +115,67 @@ func SameLevel(a, b Level) bool {
 		}
 	}
 	return true
+}
+
+// DisputeKind is the kind of level an accept of a dispute names
+// ("market:x10.1").
+const DisputeKind = "market"
+
+// Dispute is a source's applied level lying beyond the band against a
+// market that formed after its anchor (three or more other sellers of its
+// cards): a first run anchored alone on its cards, or on a database from
+// before the market judged first runs. Factor is the median of its cards'
+// ratios to the market; Away of the Cards judged lie beyond Band the same
+// way. Its offers stay applied and ranked, the source flagged (and posted
+// once), until a run comes back inside the band or an operator accepts the
+// level (AcceptedAt, AcceptedBy: flagged no more while the level stays
+// inside the band around the one accepted).
+type Dispute struct {
+	Factor     float64   `json:"factor"`
+	Cards      int       `json:"cards"`
+	Away       int       `json:"away"`
+	Band       float64   `json:"band"`
+	Since      time.Time `json:"since"`
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
+	AcceptedBy string    `json:"accepted_by,omitempty"`
+}
+
+// Level is what an accept names ("market:x10.1").
+func (d Dispute) Level() Level { return Level{Kind: DisputeKind, Factor: d.Factor} }
+
+// Open reports a dispute no operator accepted.
+func (d *Dispute) Open() bool { return d != nil && d.AcceptedAt.IsZero() }
+
+// Reason says what disagrees, what stays and how to accept it.
+func (d Dispute) Reason(source string) string {
+	lv := d.Level()
+	s := fmt.Sprintf("its applied level lies at ×%.3g of the market that formed since it was anchored (%d of %d cards beyond the learned band %.3g–%.3g×) since %s; its offers stay ranked",
+		d.Factor, d.Away, d.Cards, 1/d.Band, d.Band, d.Since.UTC().Format(time.RFC3339))
+	if !d.AcceptedAt.IsZero() {
+		return s + fmt.Sprintf("; accepted by %s at %s", d.AcceptedBy, d.AcceptedAt.UTC().Format(time.RFC3339))
+	}
+	return s + fmt.Sprintf(": if the level is right, accept it (pricewatch sources accept %s --level %s); if not, disable the source until it is fixed",
+		source, lv.Label())
+}
+
+// accept records an operator's accept of the level named.
+func (d *Dispute) accept(source, by, level string, at time.Time) (Level, error) {
+	lv := d.Level()
+	if !d.AcceptedAt.IsZero() {
+		lv.AcceptedAt, lv.AcceptedBy = d.AcceptedAt, d.AcceptedBy
+		return lv, fmt.Errorf("source %s: %s by %s at %s: %w", source, lv.Label(), d.AcceptedBy, d.AcceptedAt.UTC().Format(time.RFC3339), ErrAlreadyAccepted)
+	}
+	if level == "" {
+		return lv, fmt.Errorf("source %s disputes the market at %s: %w", source, lv.Label(), ErrLevelRequired)
+	}
+	named, err := ParseLevel(level)
+	if err != nil {
+		return lv, fmt.Errorf("%w: %v", ErrLevelChanged, err)
+	}
+	if !SameLevel(named, lv) {
+		return lv, fmt.Errorf("source %s now disputes the market at %s, not %s: %w", source, lv.Label(), level, ErrLevelChanged)
+	}
+	d.AcceptedAt, d.AcceptedBy = at, by
+	lv.AcceptedAt, lv.AcceptedBy = at, by
+	return lv, nil
 }

@@ -121,9 +121,10 @@ func BenchmarkScale100k(b *testing.B) {
 	b.Run("ChangeBytes", func(b *testing.B) {
 		// After 10 runs of warm-up, 50 runs that each move the prices of
 		// 1% of the offers: the keys and values per stored change, and the
-		// file's growth (coarse: 50 runs stay within a few allocation
-		// steps; Year10k with PRICEWATCH_BENCH_DAYS=20 gives the long-run
-		// file per change).
+		// file's growth (coarse: the history pages the warm-up split take
+		// these 50 runs' rows without growing the file; ChangeFile gives
+		// the file per change over days, Year10k with
+		// PRICEWATCH_BENCH_DAYS=20 over 20 days).
 		const warm, runs = 10, 50
 		var perChange, dataPerChange float64
 		for b.Loop() {
@@ -215,4 +216,85 @@ func BenchmarkYear10k(b *testing.B) {
 	b.ReportMetric(size/1e6, "file-MB")
 	b.ReportMetric(changes, "changes")
 	b.ReportMetric(float64(days), "days")
+}
+
+// BenchmarkChangeFile is the bytes of file a stored price change costs,
+// at 10k and 100k offers (5k and 50k Vast bundles): a first scrape, then
+// PRICEWATCH_BENCH_CHANGE_DAYS (default 2) days of 10-minute runs that
+// each move the prices of 1% of the offers. It reports the file's growth
+// after the first scrape per change (file-B/change), and that of the last
+// day alone (last-day-B/change); the file's free pages at the end
+// (free-MB); and the keys and values per change (data-B/change).
+//
+// Where a change's bytes go (100k offers, 877 changes a run): a history
+// row is 22 bytes of key and value, the change index 4 more, and bbolt
+// adds 16 bytes of element header and the page space random inserts
+// leave (pages about 60-70% full), so the file grows 40-60 bytes a change
+// once it has settled. Before that it grows by a fixed amount, about 10
+// MB at 100k: bbolt copies every page a run modifies and keeps the pages
+// the last run freed as free space for the next (a run rewrites the page
+// of each changed offer's record and most history pages: 1.6k pages, 7
+// MB), and the first run after the first scrape splits most history
+// pages, which that scrape wrote full. Per change that is 9.9 KB after
+// one run, 750 B after 16 and 145 B after a day, the same at 10k and
+// 100k for the same number of runs: a figure over a short window is
+// mostly that fixed part.
+func BenchmarkChangeFile(b *testing.B) {
+	days := 2
+	if d, err := strconv.Atoi(os.Getenv("PRICEWATCH_BENCH_CHANGE_DAYS")); err == nil && d > 0 {
+		days = d
+	}
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name    string
+		bundles int
+	}{{"10k", 5_000}, {"100k", 50_000}} {
+		b.Run(c.name, func(b *testing.B) {
+			base, err := scaletest.Offers(c.bundles, 0, 0, t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var first, dayStart, end store.Sizes
+			var changes, lastDay int
+			for b.Loop() {
+				st, err := store.Open(filepath.Join(b.TempDir(), "pw.db"), store.Options{NoSync: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cur := append([]pricewatch.Offer(nil), base...)
+				if _, err := st.RecordRun(vastRun(t0, cur)); err != nil {
+					b.Fatal(err)
+				}
+				first, _ = st.Sizes()
+				r := rand.New(rand.NewPCG(7, 8))
+				changes, lastDay = 0, 0
+				runs := days * 144
+				for v := range runs {
+					if v == runs-144 {
+						dayStart, _ = st.Sizes()
+						lastDay = 0
+					}
+					for range len(cur) / 100 {
+						o := &cur[r.IntN(len(cur))]
+						o.PricePerGPUHour *= 0.9 + 0.2*r.Float64()
+					}
+					run, err := st.RecordRun(vastRun(t0.Add(time.Duration(v+1)*10*time.Minute), cur))
+					if err != nil {
+						b.Fatal(err)
+					}
+					changes += run.Changes
+					lastDay += run.Changes
+				}
+				end, _ = st.Sizes()
+				st.Close()
+			}
+			b.ReportMetric(float64(end.File-first.File)/float64(changes), "file-B/change")
+			b.ReportMetric(float64(end.File-dayStart.File)/float64(lastDay), "last-day-B/change")
+			b.ReportMetric(float64(end.Free)/1e6, "free-MB")
+			b.ReportMetric(float64(end.Data-first.Data)/float64(changes), "data-B/change")
+			b.ReportMetric(float64(first.File)/1e6, "first-file-MB")
+			b.ReportMetric(float64(changes), "changes")
+			b.ReportMetric(float64(days), "days")
+		})
+	}
 }

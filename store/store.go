@@ -2,13 +2,11 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -17,7 +15,6 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/pricewatch/pricewatch"
-	"github.com/pricewatch/pricewatch/rank"
 )
 
 // SchemaVersion is the layout this package reads and writes. A file of
@@ -42,6 +39,11 @@ var (
 
 // ErrLocked means another process (a running daemon) holds the database.
 var ErrLocked = errors.New("database is locked by another process")
+
+// ErrUnsupported means a database this build does not read: another schema
+// version, or a bbolt file that is not pricewatch's (the CLI exits 3 on it,
+// as on a damaged file: restarting does not help).
+var ErrUnsupported = errors.New("unsupported database")
 
 // Options tune Open.
 type Options struct {
@@ -127,7 +129,7 @@ func Open(path string, opt Options) (*Store, error) {
 func checkVersion(tx *bolt.Tx) error {
 	m := tx.Bucket(bMeta)
 	if m == nil {
-		return errors.New("not a pricewatch database (no meta bucket)")
+		return fmt.Errorf("%w: not a pricewatch database (no meta bucket)", ErrUnsupported)
 	}
 	switch v := string(m.Get(kVersion)); v {
 	case SchemaVersion:
@@ -135,7 +137,7 @@ func checkVersion(tx *bolt.Tx) error {
 	case "1":
 		return fmt.Errorf("schema version 1: open it once for writing (pricewatch scrape, serve or compact) to migrate it to %s", SchemaVersion)
 	default:
-		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
+		return fmt.Errorf("%w: schema version %q, this build reads %q", ErrUnsupported, v, SchemaVersion)
 	}
 }
 
@@ -153,7 +155,7 @@ func initBuckets(tx *bolt.Tx) error {
 	switch v {
 	case "", "1", SchemaVersion:
 	default:
-		return fmt.Errorf("schema version %q, this build reads %q", v, SchemaVersion)
+		return fmt.Errorf("%w: schema version %q, this build reads %q", ErrUnsupported, v, SchemaVersion)
 	}
 	root, err := tx.CreateBucketIfNotExists(bRoot)
 	if err != nil {
@@ -303,6 +305,9 @@ type Health struct {
 	// Accepted is a pending level an operator accepted (sources accept):
 	// the next run showing it is applied and becomes the anchor.
 	Accepted *Level `json:"accepted,omitempty"`
+	// Disputed is set while the source's applied level lies beyond the
+	// band against a market that formed after its anchor (level.go).
+	Disputed *Dispute `json:"disputed,omitempty"`
 }
 
 // Anchor is a source's accepted price level: per card, mode and currency
@@ -373,6 +378,9 @@ type RunResult struct {
 	HeldOffers map[string]HeldState
 	// Anchor, when set, replaces the source's anchor (an applied run's).
 	Anchor *Anchor
+	// Disputed is an applied run's dispute with the market (nil: none;
+	// it clears the source's).
+	Disputed *Dispute
 }
 
 // RecordRun commits one run in one transaction: the run record, the
@@ -449,6 +457,7 @@ func (s *Store) RecordRun(rr RunResult) (pricewatch.Run, error) {
 			if rr.Anchor != nil {
 				h.Anchor = rr.Anchor
 			}
+			h.Disputed = rr.Disputed
 			h.Accepted = nil // an applied run settles what was accepted
 		default:
 			// A failure says more than an earlier hold; a pending level's
@@ -779,6 +788,15 @@ func (s *Store) AcceptSource(source, by, level string, at time.Time) (Level, err
 		if err := json.Unmarshal(v, &h); err != nil {
 			return fmt.Errorf("decode health of %s: %w", source, err)
 		}
+		if h.Disputed != nil && (h.Pending == nil || !h.Pending.NeedsAccept || strings.HasPrefix(level, DisputeKind)) {
+			// No held level, or the disputed one named: the accept is the
+			// dispute's (level.go).
+			var err error
+			if lv, err = h.Disputed.accept(source, by, level, at); err != nil {
+				return err
+			}
+			return putJSON(hb, []byte(source), h)
+		}
 		if h.Pending == nil || !h.Pending.NeedsAccept {
 			return fmt.Errorf("source %s: %w", source, ErrNothingToAccept)
 		}
@@ -846,142 +864,4 @@ func (s *Store) Rates() (*pricewatch.Rates, error) {
 // PutRates stores rates as the latest (used to seed offline defaults).
 func (s *Store) PutRates(r *pricewatch.Rates) error {
 	return s.update(func(tx *bolt.Tx) error { return putRates(tx, r) })
-}
-
-// Profiles returns every stored throughput profile, by card then workload.
-func (s *Store) Profiles() ([]rank.Profile, error) {
-	var out []rank.Profile
-	err := s.view(func(tx *bolt.Tx) error {
-		var err error
-		out, err = profilesIn(tx)
-		return err
-	})
-	return out, err
-}
-
-// profilesIn reads the profiles in tx, by card then workload.
-func profilesIn(tx *bolt.Tx) ([]rank.Profile, error) {
-	var out []rank.Profile
-	err := bucket(tx, bProfiles).ForEach(func(k, v []byte) error {
-		var p rank.Profile
-		if err := json.Unmarshal(v, &p); err != nil {
-			return fmt.Errorf("decode profile %q: %w", k, err)
-		}
-		out = append(out, p)
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		return cmp.Or(cmp.Compare(a.Card, b.Card), cmp.Compare(a.Workload, b.Workload),
-			cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Offer, b.Offer)) < 0
-	})
-	return out, err
-}
-
-// profileKey is a profile's key: card and workload for a card-wide figure
-// (the layout every schema has used), with provider and offer appended for
-// a measurement tied to where it was taken, so one never replaces another.
-func profileKey(p rank.Profile) []byte {
-	if p.Provider == "" {
-		return join([]byte(p.Card), []byte(p.Workload))
-	}
-	return join([]byte(p.Card), []byte(p.Workload), []byte(p.Provider), []byte(p.Offer))
-}
-
-// PutProfile stores a profile, replacing any for the same card, workload,
-// provider and offer.
-func (s *Store) PutProfile(p rank.Profile) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if err := bumpProfileSeq(tx); err != nil {
-			return err
-		}
-		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
-	})
-}
-
-// DeleteProfile removes the measured profile of a card and workload at a
-// scope (provider and offer empty for the card-wide one); a card-wide
-// measurement gives way to the reference figure, which the next seed
-// restores. ok is false when there was no measured profile to remove.
-func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, err error) {
-	k := profileKey(rank.Profile{Card: card, Workload: workload, Provider: provider, Offer: offer})
-	err = s.update(func(tx *bolt.Tx) error {
-		b := bucket(tx, bProfiles)
-		v := b.Get(k)
-		if v == nil {
-			return nil
-		}
-		var p rank.Profile
-		if err := json.Unmarshal(v, &p); err != nil || p.Origin != rank.OriginMeasured {
-			return nil
-		}
-		ok = true
-		if err := bumpProfileSeq(tx); err != nil {
-			return err
-		}
-		return b.Delete(k)
-	})
-	return ok, err
-}
-
-// SeedProfiles stores reference profiles (published or estimated) without
-// overwriting a user's measured one, and drops seeds no longer produced.
-func (s *Store) SeedProfiles(ps []rank.Profile) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if err := bumpProfileSeq(tx); err != nil {
-			return err
-		}
-		b := bucket(tx, bProfiles)
-		want := map[string]bool{}
-		for _, p := range ps {
-			k := join([]byte(p.Card), []byte(p.Workload))
-			want[string(k)] = true
-			if v := b.Get(k); v != nil {
-				var old rank.Profile
-				if err := json.Unmarshal(v, &old); err == nil && old.Origin == rank.OriginMeasured {
-					continue
-				}
-			}
-			if err := putJSON(b, k, p); err != nil {
-				return err
-			}
-		}
-		var stale [][]byte
-		err := b.ForEach(func(k, v []byte) error {
-			var p rank.Profile
-			if err := json.Unmarshal(v, &p); err == nil && p.Origin != rank.OriginMeasured && !want[string(k)] {
-				stale = append(stale, append([]byte{}, k...))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range stale {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// GetAlertState decodes a watch's alert state into v; ok is false if none.
-func (s *Store) GetAlertState(watch string, v any) (ok bool, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		data := bucket(tx, bAlerts).Get([]byte(watch))
-		if data == nil {
-			return nil
-		}
-		ok = true
-		return json.Unmarshal(data, v)
-	})
-	return ok, err
-}
-
-// PutAlertState stores a watch's alert state.
-func (s *Store) PutAlertState(watch string, v any) error {
-	return s.update(func(tx *bolt.Tx) error {
-		return putJSON(bucket(tx, bAlerts), []byte(watch), v)
-	})
 }

@@ -25,10 +25,13 @@ func runSourcesAccept(ctx context.Context, args []string, stdout, stderr io.Writ
 	var c common
 	c.register(fs, true)
 	addr := fs.String("addr", "", "when a running daemon holds the database, ask it at this address")
-	level := fs.String("level", "", "the held level you accept, as pricewatch sources and the hold message show it (factor:x4.02/ondemand); a level that moved since is refused")
+	level := fs.String("level", "", "the held level you accept, as pricewatch sources and the hold message show it (factor:x4.02/ondemand), or the level the market disputes (market:x3.93); a level that moved since is refused")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 0 {
+		return usageError{"sources accept needs the held SOURCE whose new level you accept (`pricewatch sources` shows which are held)"}
 	}
 	if len(pos) != 1 {
 		return usageError{fmt.Sprintf("sources accept takes one source name, got %q", pos)}

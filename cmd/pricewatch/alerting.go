@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -77,20 +79,10 @@ type daemonError struct {
 
 func (e *daemonError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.msg) }
 
-// asUsage makes a daemon's 400 answer a usage error, for a command whose
-// own check of the same input gives one (the same exit status either way).
-func asUsage(err error) error {
-	var de *daemonError
-	if errors.As(err, &de) && de.status == http.StatusBadRequest {
-		return usageError{de.msg}
-	}
-	return err
-}
-
 // daemonFailed words an error from asking the daemon that holds db at
 // addr. The daemon's own answer about the input (a bad request, no such
-// item, a conflict) is the error, worded as without a daemon (a usage
-// error stays one); a refusal of its own (token, failure) names the
+// item: an input error; a conflict) is the error, worded and exiting as
+// without a daemon (a usage error stays one); a refusal of its own (token, failure) names the
 // daemon; a daemon that cannot be reached is said to be so.
 func daemonFailed(db, addr string, err error) error {
 	var ue usageError
@@ -99,7 +91,9 @@ func daemonFailed(db, addr string, err error) error {
 	switch {
 	case errors.As(err, &ue):
 		return err
-	case errors.As(err, &de) && (de.status == http.StatusBadRequest || de.status == http.StatusNotFound || de.status == http.StatusConflict):
+	case errors.As(err, &de) && (de.status == http.StatusBadRequest || de.status == http.StatusNotFound):
+		return &inputError{errors.New(de.msg)}
+	case errors.As(err, &de) && de.status == http.StatusConflict:
 		return errors.New(de.msg)
 	case errors.As(err, &de):
 		return fmt.Errorf("the daemon holding %s at %s answered %w", db, addr, err)
@@ -119,11 +113,22 @@ func runDigest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("digest takes no arguments, got %q", fs.Args())}
+	}
 	cfg, err := c.load()
 	if err != nil {
 		return err
 	}
+	// --send opens the database for writing, which would create a missing
+	// one only to send a digest of nothing.
+	if _, err := os.Stat(cfg.DB); isNotExist(err) {
+		return noDatabase(cfg.DB)
+	}
 	err = withPipeline(cfg, *send, stderr, func(p *pipeline.Pipeline) error {
+		if c.demo {
+			p.MarkDemo()
+		}
 		msgs, err := p.Digest()
 		if err != nil {
 			return err
@@ -279,6 +284,12 @@ var (
 )
 
 func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	args = subFirst(args, []string{"add", "list", "remove"}, func(fs *flag.FlagSet) {
+		new(common).register(fs, false)
+		for _, f := range []string{"watch", "for", "reason", "addr"} {
+			fs.String(f, "", "")
+		}
+	})
 	if len(args) > 0 && wantsHelp(args[:1]) {
 		groupHelp(stdout, "silence", "add", "list", "remove")
 		return nil
@@ -302,6 +313,9 @@ func runSilence(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	var id uint64
+	if sub != "remove" && fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("silence %s takes no arguments, got %q", sub, fs.Args())}
+	}
 	if sub == "remove" {
 		if fs.NArg() != 1 {
 			return usageError{"usage: pricewatch silence remove ID"}

@@ -53,7 +53,7 @@ func runAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		resp = httpapi.Alerts(page)
 		return err
 	}, func(addr string) error {
-		return asUsage(daemonJSON(ctx, http.MethodGet, addr, "/v1/alerts?"+q.Encode(), "", nil, &resp))
+		return daemonJSON(ctx, http.MethodGet, addr, "/v1/alerts?"+q.Encode(), "", nil, &resp)
 	})
 	if err != nil {
 		return err

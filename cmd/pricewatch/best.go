@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pricewatch/pricewatch/config"
 	"github.com/pricewatch/pricewatch/httpapi"
 	"github.com/pricewatch/pricewatch/normalize"
 	"github.com/pricewatch/pricewatch/pipeline"
@@ -44,6 +46,10 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if *workload == "" {
+		return usageError{"best needs --workload W, the job to rank offers for: " + workloadList(cfg) +
+			"; e.g. `pricewatch best --demo --workload lora-7b` (bundled prices, offline)"}
+	}
 	q := url.Values{}
 	for k, v := range map[string]string{"workload": *workload, "card": *card, "mode": *mode, "currency": *currency,
 		"max_gpus": *maxGPUs, "utilization": *util, "available": *avail} {
@@ -71,7 +77,7 @@ func runBest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}, func(addr string) error {
 		resp = new(httpapi.BestResponse)
-		return asUsage(daemonJSON(ctx, http.MethodGet, addr, "/v1/best?"+q.Encode(), "", nil, resp))
+		return daemonJSON(ctx, http.MethodGet, addr, "/v1/best?"+q.Encode(), "", nil, resp)
 	})
 	if err != nil {
 		return err
@@ -111,20 +117,19 @@ func printBest(w io.Writer, r *httpapi.BestResponse) {
 	}
 	fmt.Fprintln(w, "Each offer is priced at its rentable unit: a fixed instance or bundle whole, a per-GPU offer at the GPUs the job needs.")
 	fmt.Fprintln(w)
+	cols := bestColumns(r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tCARD\tCOST/MTOK\tUNIT\tUNIT PRICE/H\tPRICE/GPU-H\tTOKENS/S\tORIGIN\tPRECISION\tMODE\tSOURCE\tREGION\tOFFER\tREFERENCE")
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.name
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for i, e := range r.Cards {
-		region := e.Region
-		if region == "" {
-			region = "-"
+		row := make([]string, len(cols))
+		for j, c := range cols {
+			row[j] = c.value(i, e)
 		}
-		ref := "-"
-		if len(e.Reference) > 0 {
-			ref = fmt.Sprintf("%s/GPU-h (%s)", money(e.Reference[0].PricePerGPUHour), e.Reference[0].Source)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, e.Card, money(e.CostPerMillionTokens),
-			unitLabel(e.RentUnit, e.GPUs, e.GPUsUsed), money(e.UnitPricePerHour), money(e.PricePerGPUHour), e.TokensPerSecond,
-			e.ThroughputOrigin, e.Precision, e.ModeLabel(), e.Source, region, e.OfferID, ref)
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
 	if len(r.Cards) == 0 {
@@ -187,4 +192,85 @@ func narrowingLine(n rank.Narrowing) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// workloadList names the workloads a config knows, built-in and its own:
+// "one of full-ft-7b, lora-7b, …".
+func workloadList(cfg *config.Config) string {
+	ws, err := cfg.ResolveWorkloads()
+	if err != nil || len(ws) == 0 {
+		return "a workload name"
+	}
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.Name
+	}
+	slices.Sort(names)
+	return "one of " + strings.Join(names, ", ")
+}
+
+// bestColumn is a column of best's table: its heading and its cell of the
+// i-th card.
+type bestColumn struct {
+	name  string
+	value func(i int, e httpapi.BestCard) string
+}
+
+// bestColumns are best's columns: the ranking's own, then one for each
+// filter asked that the ranking does not show (the vCPUs and RAM per GPU,
+// the country, the provider, the GPU link), and the page to rent the
+// offer when an offer states one; so a narrowed answer shows what it was
+// narrowed by.
+func bestColumns(r *httpapi.BestResponse) []bestColumn {
+	cols := []bestColumn{
+		{"#", func(i int, _ httpapi.BestCard) string { return strconv.Itoa(i + 1) }},
+		{"CARD", func(_ int, e httpapi.BestCard) string { return e.Card }},
+		{"COST/MTOK", func(_ int, e httpapi.BestCard) string { return money(e.CostPerMillionTokens) }},
+		{"UNIT", func(_ int, e httpapi.BestCard) string { return unitLabel(e.RentUnit, e.GPUs, e.GPUsUsed) }},
+		{"UNIT PRICE/H", func(_ int, e httpapi.BestCard) string { return money(e.UnitPricePerHour) }},
+		{"PRICE/GPU-H", func(_ int, e httpapi.BestCard) string { return money(e.PricePerGPUHour) }},
+		{"TOKENS/S", func(_ int, e httpapi.BestCard) string { return strconv.FormatFloat(e.TokensPerSecond, 'f', 0, 64) }},
+		{"ORIGIN", func(_ int, e httpapi.BestCard) string { return string(e.ThroughputOrigin) }},
+		{"PRECISION", func(_ int, e httpapi.BestCard) string { return e.Precision }},
+		{"MODE", func(_ int, e httpapi.BestCard) string { return e.ModeLabel() }},
+		{"SOURCE", func(_ int, e httpapi.BestCard) string { return e.Source }},
+	}
+	var n rank.Narrowing
+	if r.Filters != nil {
+		n = *r.Filters
+	}
+	perGPU := func(v float64, e httpapi.BestCard) string {
+		if e.GPUs < 1 {
+			return offerQty(v)
+		}
+		return offerQty(v / float64(e.GPUs))
+	}
+	if len(n.Providers)+len(n.ExcludeProviders) > 0 {
+		cols = append(cols, bestColumn{"PROVIDER", func(_ int, e httpapi.BestCard) string { return e.Provider }})
+	}
+	cols = append(cols, bestColumn{"REGION", func(_ int, e httpapi.BestCard) string { return dash(e.Region) }})
+	if len(n.Countries) > 0 {
+		cols = append(cols, bestColumn{"COUNTRY", func(_ int, e httpapi.BestCard) string { return dash(e.Country) }})
+	}
+	if n.MinVCPUsPerGPU > 0 {
+		cols = append(cols, bestColumn{"VCPUS/GPU", func(_ int, e httpapi.BestCard) string { return perGPU(e.VCPUs, e) }})
+	}
+	if n.MinRAMGBPerGPU > 0 {
+		cols = append(cols, bestColumn{"RAM GB/GPU", func(_ int, e httpapi.BestCard) string { return perGPU(e.RAMGB, e) }})
+	}
+	if len(n.Interconnects) > 0 {
+		cols = append(cols, bestColumn{"INTERCONNECT", func(_ int, e httpapi.BestCard) string { return dash(e.Interconnect) }})
+	}
+	cols = append(cols,
+		bestColumn{"OFFER", func(_ int, e httpapi.BestCard) string { return e.OfferID }},
+		bestColumn{"REFERENCE", func(_ int, e httpapi.BestCard) string {
+			if len(e.Reference) == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%s/GPU-h (%s)", money(e.Reference[0].PricePerGPUHour), e.Reference[0].Source)
+		}})
+	if slices.ContainsFunc(r.Cards, func(e httpapi.BestCard) bool { return e.RentURL != "" }) {
+		cols = append(cols, bestColumn{"RENT", func(_ int, e httpapi.BestCard) string { return dash(e.RentURL) }})
+	}
+	return cols
 }

@@ -149,7 +149,7 @@ func TestDashboard_InBrowser(t *testing.T) {
 	banner, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector("#demo-banner");
 		if (!e) return ""; const r = e.getBoundingClientRect(), st = getComputedStyle(e);
 		return r.height > 0 && r.bottom <= innerHeight && st.visibility === "visible" && st.display !== "none" ? e.innerText : ""; })()`))
-	if err != nil || !strings.Contains(banner, "Demo: prices from bundled fixtures (17 of 31 illustrative), exchange rates of 2022-07-08") {
+	if err != nil || !strings.Contains(banner, "Demo: prices from bundled fixtures (23 of 41 illustrative), exchange rates of 2022-07-08") {
 		t.Errorf("demo banner not in view: %q %v", banner, err)
 	}
 

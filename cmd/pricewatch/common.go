@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,13 +93,25 @@ func privateTempDir(dir string) error {
 	return nil
 }
 
+// parse parses a command's flags wherever they stand among its arguments
+// ("silence remove 3 --db x" as "--db x 3", "scrape runpod --demo"), so
+// every command takes them in any position; fs.Args() are then the
+// positional arguments in their order. "--" ends the flags.
+func parse(fs *flag.FlagSet, args []string) error {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	// A leading "--" stops this parse at once: fs.Args() become pos.
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
 // parseInterspersed parses flags wherever they stand among the positional
-// arguments ("sources accept runpod --level x" as "--level x runpod") and
-// returns the positional ones; "--" ends the flags.
+// arguments and returns the positional ones; "--" ends the flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := parse(fs, args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -112,7 +125,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func parse(fs *flag.FlagSet, args []string) error {
+// parseFlags parses the flags up to the first positional argument.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if wantsHelp(args) {
 		if w, ok := helpOut.Load(fs); ok {
 			fs.SetOutput(w.(io.Writer))
@@ -133,7 +147,7 @@ func (c *common) load() (*config.Config, error) {
 	}
 	cfg, err := config.Load(c.config)
 	if err != nil {
-		return nil, err
+		return nil, asInput(err)
 	}
 	switch {
 	case c.db != "":
@@ -151,7 +165,7 @@ func (c *common) load() (*config.Config, error) {
 	// named by its key (ranking.base_currency: GBP read as 'unknown
 	// currency ""' in best and plan).
 	if err := validate(cfg); err != nil {
-		return nil, err
+		return nil, asInput(err)
 	}
 	// The CLI accepts a record shared with this group; a group that does
 	// not resolve shares nothing (serve refuses to start with it).
@@ -189,7 +203,7 @@ func (c *common) startFixtures(cfg *config.Config, log *slog.Logger) (*fixtures.
 	case c.fixtures != "":
 		st, err := os.Stat(c.fixtures)
 		if err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("--fixtures %s: not a folder", c.fixtures)
+			return nil, inputf("--fixtures %s: not a folder", c.fixtures)
 		}
 		fsys = os.DirFS(c.fixtures)
 	default:
@@ -214,11 +228,24 @@ func openStore(path string, readOnly bool) (*store.Store, error) {
 	if addr, err := provenDaemon(context.Background(), path); err == nil {
 		return nil, fmt.Errorf("%w: %s is held by the daemon at %s", store.ErrLocked, path, addr)
 	}
+	// Read-only, a missing file is a first run (or a typo): say how to
+	// start rather than "open pricewatch.db: no such file".
+	if _, err := os.Stat(path); readOnly && isNotExist(err) {
+		return nil, noDatabase(path)
+	}
 	st, err := store.Open(path, store.Options{ReadOnly: readOnly, Timeout: lockWait})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s is in use by a running pricewatch (serve); stop it, or query it over HTTP (GET /v1/best)", err, path)
 	}
 	return st, err
+}
+
+// noDatabase is the input error of a command that reads a database that
+// is not there: what to run first, or which flag points at one.
+func noDatabase(path string) error {
+	return inputf("no database at %s: nothing was scraped there yet. Start with `pricewatch serve` (scrapes every source now, "+
+		"then on its schedule) or `pricewatch scrape`; to try it offline on bundled prices, `pricewatch scrape --demo` and add --demo "+
+		"to this command; or point at an existing database with --db FILE (or the config's db)", path)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -296,7 +323,7 @@ func (c *common) openUninitialized(cfg *config.Config, log *slog.Logger, reg pro
 	memLimit.size(log, stored)
 	s.pipe, err = pipeline.New(cfg, s.store, pipeline.Options{
 		Notifier: notifier(cfg), Logger: log, Registry: reg, Getenv: c.getenv(), OnProgress: onProgress,
-		OnOffers: func(n int) { memLimit.size(log, n) },
+		OnOffers: func(n int) { memLimit.size(log, n) }, Demo: c.demo || c.fixtures != "",
 	})
 	if err != nil {
 		return fail(err)
@@ -327,4 +354,39 @@ func printAnswer(w io.Writer, asJSON bool, v any, table func()) error {
 	}
 	fmt.Fprintln(w, string(b))
 	return nil
+}
+
+// subFirst moves a command group's subcommand to the front when flags
+// stand before it ("profile --db x list", "sources --demo accept runpod"),
+// so that flags go anywhere in a group's commands too. The subcommand is
+// the first argument that is neither a flag nor a flag's value; args are
+// returned as they are when it is none of subs. register adds the group's
+// flags to a flag set (to tell flags that take a value from bool ones).
+func subFirst(args, subs []string, register ...func(*flag.FlagSet)) []string {
+	valued := map[string]bool{}
+	for _, r := range register {
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		r(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				valued[f.Name] = true
+			}
+		})
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return args
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && valued[name] {
+				i++ // its value
+			}
+		case slices.Contains(subs, a):
+			return append(append([]string{a}, args[:i]...), args[i+1:]...)
+		default:
+			return args
+		}
+	}
+	return args
 }

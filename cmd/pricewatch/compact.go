@@ -41,7 +41,7 @@ func runCompact(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	// Opening read-write would create a missing file: a typo in --db is
 	// refused, not compacted into a new empty database.
 	if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no database at %s (check --db or the config's db)", cfg.DB)
+		return noDatabase(cfg.DB)
 	}
 	st, err := openStore(cfg.DB, false)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestBest_SaysItIsADemo(t *testing.T) {
 		line, _, _ := strings.Cut(out.String(), "\n")
 		return line
 	}
-	if got, want := first("best", "--demo", "--workload", "lora-7b"), "Demo: prices from bundled fixtures (17 of 31 illustrative), exchange rates of 2022-07-08"; got != want {
+	if got, want := first("best", "--demo", "--workload", "lora-7b"), "Demo: prices from bundled fixtures (23 of 41 illustrative), exchange rates of 2022-07-08"; got != want {
 		t.Errorf("best --demo: first line %q, want %q", got, want)
 	}
 	first("best", "--demo", "--workload", "lora-7b", "--json")

@@ -33,7 +33,7 @@ func TestDeploy_ConfigAndUnit(t *testing.T) {
 		t.Errorf("record group %q; the unit must not use DynamicUser", cfg.Server.RecordGroup)
 	}
 	for _, want := range []string{"\nUser=pricewatch\n", "\nGroup=pricewatch\n", "\nStateDirectoryMode=0750\n", "\nStateDirectory=pricewatch\n", "\nProtectSystem=strict\n",
-		"\nNoNewPrivileges=yes\n", "\nRestart=on-failure\n", "\nRestartPreventExitStatus=3\n", "\nExecStart=/usr/local/bin/pricewatch serve --config /etc/pricewatch/pricewatch.yml\n"} {
+		"\nNoNewPrivileges=yes\n", "\nRestart=on-failure\n", "\nRestartPreventExitStatus=2 3\n", "\nExecStart=/usr/local/bin/pricewatch serve --config /etc/pricewatch/pricewatch.yml\n"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("pricewatch.service lacks %q", strings.TrimSpace(want))
 		}

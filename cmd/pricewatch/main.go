@@ -26,7 +26,6 @@ import (
 	"syscall"
 
 	_ "github.com/pricewatch/pricewatch/scrapers/all" // register every source
-	"github.com/pricewatch/pricewatch/store"
 )
 
 func main() {
@@ -48,27 +47,6 @@ func main() {
 		os.Exit(exitCode(err))
 	}
 }
-
-// exitDamaged is the exit status of a damaged database: the unit's
-// RestartPreventExitStatus stops systemd restarting into the same file.
-const exitDamaged = 3
-
-// exitCode is the exit status of a failed command: 2 for a usage error
-// (a bad flag or argument), 3 for a damaged database, 1 for any other.
-func exitCode(err error) int {
-	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
-	}
-	if errors.Is(err, store.ErrDamaged) {
-		return exitDamaged
-	}
-	return 1
-}
-
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
 
 const usage = `pricewatch: where is it cheapest to get my GPU job done, right now?
 

@@ -661,8 +661,10 @@ func TestSources_Check(t *testing.T) {
 			// Token prices map to model presets, of which there are 31:
 			// closed models have no weights to rent GPUs for, and open ones
 			// without a preset are unknown by design, not by a missing alias.
-			if c.Mapped < 25 {
-				t.Errorf("openrouter: %d prices map to a preset, want the capture's 25", c.Mapped)
+			// They are no GPU offers: counted apart, out of the mapping share.
+			if c.TokensMapped < 25 || c.Offers != 0 || c.Tokens != c.TokensMapped+c.TokensUnknown {
+				t.Errorf("openrouter: %d of %d prices map to a preset (%d unknown), %d GPU offers; want the capture's 25 and none",
+					c.TokensMapped, c.Tokens, c.TokensUnknown, c.Offers)
 			}
 			continue
 		}

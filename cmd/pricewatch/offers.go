@@ -112,7 +112,7 @@ func runOffers(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}, func(addr string) error {
 		var err error
 		resp, err = fetchOffers(ctx, addr, q)
-		return asUsage(err)
+		return err
 	})
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *specFile != "" {
 		var err error
 		if spec, err = readSpec(*specFile); err != nil {
-			return err
+			return asInput(err)
 		}
 	}
 	set := map[string]bool{}
@@ -195,6 +195,10 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg, err := c.load()
 	if err != nil {
 		return err
+	}
+	if spec.Workload == "" && spec.Model == nil {
+		return usageError{"plan needs a job: --workload W (" + workloadList(cfg) + "), or a model (--preset P or --model-config FILE) " +
+			"with --method, or --spec FILE; e.g. `pricewatch plan --demo --workload lora-7b --tokens 15e6` (bundled prices, offline)"}
 	}
 	var res *rank.PlanResult
 	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {

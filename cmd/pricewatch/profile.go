@@ -27,6 +27,11 @@ import (
 var profileSubs = []string{"set", "import", "list", "delete"}
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	regs := []func(*flag.FlagSet){func(fs *flag.FlagSet) { new(common).register(fs, false) }}
+	for _, sub := range profileSubs {
+		regs = append(regs, func(fs *flag.FlagSet) { new(profileFlags).register(fs, sub) })
+	}
+	args = subFirst(args, profileSubs, regs...)
 	if len(args) > 0 && wantsHelp(args[:1]) {
 		groupHelp(stdout, "profile", profileSubs...)
 		return nil
@@ -72,7 +77,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		data, err := readLimited(file, profileimport.MaxInputBytes)
 		if err != nil {
-			return err
+			return asInput(err)
 		}
 		return writeProfile(ctx, cfg, f, data, filepath.Base(file), stdout, stderr)
 	case "delete":
@@ -286,7 +291,7 @@ func deleteProfile(ctx context.Context, cfg *config.Config, f profileFlags, stdo
 		return err
 	}
 	if !found {
-		return fmt.Errorf("no measured profile of %s %s at that scope", f.card, f.workload)
+		return inputf("no measured profile of %s %s at that scope", f.card, f.workload)
 	}
 	fmt.Fprintf(stdout, "measured profile deleted: %s %s %s\n", f.card, f.workload, rank.Profile{Origin: rank.OriginMeasured, Provider: f.provider, Offer: f.offer}.Label())
 	return nil

@@ -35,24 +35,24 @@ func shellWords(line string) []string {
 	return out
 }
 
-// The README's edit-a-price snippet does what the text around it says,
-// run line by line (rm, cp -r, sed -i and `go run ./cmd/pricewatch` as
-// Run, /tmp/ moved to a temp dir): the second scrape changes one offer and
-// best shows the L40S at 0.590; and the far move it describes is held back
-// twice and applied at the third run. Before the fix the snippet scraped
+// The edit-a-price snippet of docs/cli.md (once in the README) does what
+// the text around it says, run line by line (rm, cp -r, sed -i and `go run
+// ./cmd/pricewatch` as Run, /tmp/ moved to a temp dir): the second scrape
+// changes one offer and best shows RunPod's L40S at 0.590; and the far move
+// it describes is held back twice and applied at the third run. Before the fix the snippet scraped
 // once, into a fresh file, so "scrape again" was never shown, and the
 // same 0.05 edit scraped again showed the old price until the third run
 // without a word about it: this test failed with "the snippet scrapes 1
 // time(s)".
-func TestREADME_EditAPriceSnippet(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+func TestDocs_EditAPriceSnippet(t *testing.T) {
+	b, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(b), "so you can edit a price and scrape again:\n\n```sh\n")
+	_, after, ok := strings.Cut(string(b), "so you can edit a price and scrape again:\n\n```console\n")
 	block, _, ok2 := strings.Cut(after, "```")
 	if !ok || !ok2 {
-		t.Fatal("README: the edit-a-price snippet is not found")
+		t.Fatal("docs/cli.md: the edit-a-price snippet is not found")
 	}
 	tmp := t.TempDir()
 	path := func(p string) string {
@@ -91,10 +91,14 @@ func TestREADME_EditAPriceSnippet(t *testing.T) {
 			}
 			outs = append(outs, out.String())
 		default:
-			t.Fatalf("README snippet: cannot run %q", w)
+			t.Fatalf("docs/cli.md snippet: cannot run %q", w)
 		}
 	}
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		line, ok := strings.CutPrefix(line, "$ ") // the rest is output as shown
+		if !ok {
+			continue
+		}
 		for _, cmd := range strings.Split(line, " && ") {
 			run(shellWords(cmd))
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,11 @@ import (
 )
 
 func runSources(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	args = subFirst(args, []string{"accept"}, func(fs *flag.FlagSet) {
+		new(common).register(fs, true) // --fixtures too
+		fs.String("addr", "", "")
+		fs.String("level", "", "")
+	})
 	if len(args) > 0 && args[0] == "accept" {
 		return runSourcesAccept(ctx, args[1:], stdout, stderr)
 	}
@@ -159,9 +165,12 @@ func printCheck(w io.Writer, list []pipeline.SourceCheck) {
 		if c.Disabled != "" {
 			note = "disabled: " + c.Disabled
 		}
-		mapped := "-" // a source with no offers (the exchange rates)
+		mapped := "-" // a source with no offers (the exchange rates, token prices)
 		if c.Offers > 0 {
 			mapped = fmt.Sprintf("%.1f%%", 100*c.MappedShare)
+		}
+		if c.Tokens > 0 && note == "" {
+			note = fmt.Sprintf("token prices, not GPUs: %d, %d to a model preset", c.Tokens, c.TokensMapped)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d offers, %d names\t%d\t%d\t%d\t%s\n", c.Source, c.Capture, c.Offers,
 			mapped, unknown, len(c.Unknown), c.References, c.Unavailable, c.NoUnit, note)

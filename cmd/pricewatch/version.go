@@ -73,6 +73,9 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("version takes no arguments, got %q", fs.Args())}
+	}
 	ver, rev, when := versionInfo()
 	fmt.Fprintf(stdout, "pricewatch %s (commit %s, %s, %s %s/%s)\n", ver, rev, when, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil

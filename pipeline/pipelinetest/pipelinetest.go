@@ -139,6 +139,32 @@ func New(t testing.TB, h http.Handler, mutate func(*config.Config)) *Env {
 	return env
 }
 
+// Restart closes the store and builds a new pipeline over the same file,
+// with the same notifier (the same fake Slack), as a daemon restart does.
+func (e *Env) Restart(t testing.TB) {
+	t.Helper()
+	if err := e.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(e.Config.DB, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e.Registry = prometheus.NewRegistry()
+	p, err := pipeline.New(e.Config, st, pipeline.Options{
+		Notifier: e.Notifier, Registry: e.Registry, Logger: slog.New(slog.DiscardHandler), Now: e.Now,
+		Getenv: func(string) string { return "test-secret" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	e.Store, e.Pipeline = st, p
+}
+
 // Round runs the named sources (every enabled one when none are named)
 // once and refreshes, failing the test on a refresh error; it returns the
 // run summaries.

@@ -17,7 +17,7 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/hetzner"      // Hetzner Robot dedicated GPU servers (EUR, user)
 	_ "github.com/pricewatch/pricewatch/scrapers/hyperstack"   // Hyperstack flavors × pricebook (key)
 	_ "github.com/pricewatch/pricewatch/scrapers/jarvislabs"   // JarvisLabs server_meta (key)
-	_ "github.com/pricewatch/pricewatch/scrapers/lambda"       // Lambda pricing page
+	_ "github.com/pricewatch/pricewatch/scrapers/lambda"       // Lambda instance-types API (key); pricing page without one
 	_ "github.com/pricewatch/pricewatch/scrapers/linode"       // Akamai (Linode) instance types API
 	_ "github.com/pricewatch/pricewatch/scrapers/matpool"      // 矩池云 matpool machine market (CNY, token)
 	_ "github.com/pricewatch/pricewatch/scrapers/openrouter"   // OpenRouter model list: per-token API prices
@@ -32,4 +32,18 @@ import (
 	_ "github.com/pricewatch/pricewatch/scrapers/vast"         // Vast.ai offer search
 	_ "github.com/pricewatch/pricewatch/scrapers/verda"        // Verda (DataCrunch) instance types (OAuth2 client)
 	_ "github.com/pricewatch/pricewatch/scrapers/vultr"        // Vultr plans API (Cloud GPU)
+
+	// Aggregators (each offer names the cloud behind it) and a marketplace, issue 33.
+	_ "github.com/pricewatch/pricewatch/scrapers/lium"           // Lium public node feed (marketplace)
+	_ "github.com/pricewatch/pricewatch/scrapers/mithril"        // Mithril spot auctions × instance types (key)
+	_ "github.com/pricewatch/pricewatch/scrapers/primeintellect" // Prime Intellect availability (aggregator, key)
+	_ "github.com/pricewatch/pricewatch/scrapers/shadeform"      // Shadeform instance types (aggregator, key)
+	_ "github.com/pricewatch/pricewatch/scrapers/spheron"        // Spheron GPU offers (aggregator)
+
+	// GPU clouds with direct APIs, issue 33.
+	_ "github.com/pricewatch/pricewatch/scrapers/cudo"       // CUDO Compute machine types (per-component prices)
+	_ "github.com/pricewatch/pricewatch/scrapers/fluidstack" // Fluidstack available configurations (key)
+	_ "github.com/pricewatch/pricewatch/scrapers/hotaisle"   // Hot Aisle available VMs (key, team)
+	_ "github.com/pricewatch/pricewatch/scrapers/hyperbolic" // Hyperbolic GPU catalog (key)
+	_ "github.com/pricewatch/pricewatch/scrapers/novita"     // Novita AI GPU instance products (key)
 )

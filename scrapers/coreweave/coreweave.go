@@ -1,5 +1,9 @@
 // Package coreweave scrapes CoreWeave's public pricing page
-// (https://www.coreweave.com/pricing): one product block per GPU instance,
+// (https://www.coreweave.com/pricing). Unverified: CoreWeave publishes no
+// documented price listing (its API reference has capacity and inference
+// APIs without prices; its billing docs link to this page), and the layout
+// below was described by a third party, never seen here. One product
+// block per GPU instance,
 // headed by <h3 data-product="slug">, with the on-demand and spot prices of
 // the WHOLE instance in USD per hour, its GPU count and its VRAM per GPU.
 //
@@ -42,10 +46,12 @@ const ProductSelector = "h3[data-product]"
 
 func init() {
 	scrapers.Add(scrapers.Registration{
-		Name:        "coreweave",
-		Description: "CoreWeave pricing page (GPU instances)",
-		Auth:        "none",
-		Yields:      "ondemand, spot; USD per instance-hour (divided by the row's GPU count)",
+		Name: "coreweave",
+		Description: "CoreWeave pricing page (GPU instances). UNVERIFIED: CoreWeave documents no price listing " +
+			"(its docs point to this page), and the page's HTML layout is a third party's description never seen here: " +
+			"a layout change fails the run (no offers parsed) rather than mislead",
+		Auth:   "none",
+		Yields: "ondemand, spot; USD per instance-hour (divided by the row's GPU count)",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
 			URL:        "https://www.coreweave.com/pricing",

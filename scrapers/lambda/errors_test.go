@@ -36,7 +36,7 @@ func TestScrape_Errors(t *testing.T) {
 			`plan "NVIDIA H100 PCIe": price cell "Contact sales"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := scrapertest.Scrape(t, "lambda", servePage(c.body))
+			_, err := scrapertest.ScrapeWith(t, "lambda", servePage(c.body), scrapertest.NoSecret)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, c.want)
 			}

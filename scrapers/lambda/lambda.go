@@ -1,11 +1,25 @@
-// Package lambda scrapes Lambda's public pricing page: the on-demand table
-// with one <tr data-plan="…"> per instance shape, priced in USD per GPU-hour.
-// The page states no GPU count; each shape is sold whole, with the count of
-// the shape table (shapes.go).
+// Package lambda reads Lambda's on-demand prices in one of two modes,
+// chosen per run:
 //
-// Only real <tr> elements are read. The page also carries an escaped copy
-// of the table inside a <script> string, which an HTML parser sees as script
-// text, never as rows; a regex over the raw page would find every row twice.
+//   - API mode, when PRICEWATCH_LAMBDA_API_KEY (or its _FILE) is set: the
+//     documented instance-types API (api.go), GET
+//     https://cloud.lambda.ai/api/v1/instance-types with a Bearer key, priced
+//     in US cents per instance-hour, with the regions that have capacity.
+//     OfferID is the instance type ("gpu_8x_h100_sxm5").
+//   - Page mode, the keyless fallback: the public pricing page, an HTML
+//     table with one <tr data-plan="…"> per instance shape, priced in USD
+//     per GPU-hour. The page states no GPU count; each shape is sold whole,
+//     with the count of the shape table (shapes.go). OfferID is
+//     "<plan>/<vCPUs>vcpu". Its layout is a third party's description,
+//     never seen here (fixtures/lambda/PROVENANCE.md).
+//
+// A key that is set but refused fails the run: there is no silent fallback
+// to the page (as AutoDL's token mode).
+//
+// Only real <tr> elements of the page are read. The page also carries an
+// escaped copy of the table inside a <script> string, which an HTML parser
+// sees as script text, never as rows; a regex over the raw page would find
+// every row twice.
 package lambda
 
 import (
@@ -13,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,37 +43,55 @@ import (
 // RowSelector selects the price table's rows.
 const RowSelector = "tr[data-plan]"
 
+// DefaultPageURL is the pricing page read in page mode.
+const DefaultPageURL = "https://lambda.ai/pricing"
+
 func init() {
 	scrapers.Add(scrapers.Registration{
-		Name:        "lambda",
-		Description: "Lambda pricing page (on-demand table)",
-		Auth:        "none",
-		Yields:      "ondemand; USD per GPU-hour, same price in every region",
+		Name: "lambda",
+		Description: "Lambda instance-types API with a key (" + APIKeyEnv + "); without one, the pricing page " +
+			"(keyless fallback: an HTML table whose layout is described by third parties, unverified)",
+		Auth:   "optional Bearer API key in " + APIKeyEnv + " (API mode); none for the pricing page",
+		Yields: "ondemand; API: USD per instance-hour (price_cents_per_hour ÷ 100) per region with capacity; page: USD per GPU-hour, same in every region",
 		Defaults: scrapers.Settings{
 			Enabled:    true,
-			URL:        "https://lambda.ai/pricing",
+			URL:        "https://cloud.lambda.ai/api/v1/instance-types",
 			Schedule:   "0 */6 * * *",
 			StaleAfter: 15 * time.Hour,
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return &Scraper{PageURL: DefaultPageURL} },
 	})
 }
 
-// Scraper is the Lambda source. It has no options beyond the common ones.
-type Scraper struct{}
+// Scraper is the Lambda source.
+type Scraper struct {
+	// PageURL is the pricing page read without a key.
+	PageURL string `yaml:"page_url"`
+}
 
-// Scrape fetches the pricing page; the rows are parsed by the collector's
-// HTML callback while the page is fetched.
+// Rebase points the pricing page at base, as config's url points the API.
+func (s *Scraper) Rebase(base string) { s.PageURL = strings.TrimRight(base, "/") + "/pricing" }
+
+// Scrape reads the API when a key is set, else the pricing page.
 func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	c, err := env.NewCollector(ctx)
+	if key := env.Secret(APIKeyEnv); key != "" {
+		return scrapers.FetchOne(ctx, env, "instance-types API", scrapers.Request{URL: env.URL(),
+			Header: http.Header{"Accept": {"application/json"}, "Authorization": {"Bearer " + key}}},
+			func(b []byte) ([]pricewatch.Observation, error) { return ParseAPI(b, env.URL()) })
+	}
+	page := s.PageURL
+	if page == "" {
+		page = DefaultPageURL
+	}
+	c, err := env.NewCollector(ctx, page)
 	if err != nil {
 		return scrapers.Result{}, err
 	}
-	p := &parser{url: env.URL()}
+	p := &parser{url: page}
 	c.OnHTML(RowSelector, func(e *colly.HTMLElement) { p.row(e.DOM) })
-	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: env.URL()})
+	resp, err := env.Fetch(ctx, c, scrapers.Request{URL: page})
 	if err != nil {
 		return scrapers.Result{}, err
 	}

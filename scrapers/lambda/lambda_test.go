@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io/fs"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,9 +21,24 @@ import (
 // table (12 rows, one of them an em dash). The <script> copy holds 12 more.
 const realRows = 11
 
-func TestScraper_Fixture(t *testing.T) {
-	res := scrapertest.ScrapeFixtures(t, "lambda")
-	nr, g := scrapertest.CheckFixture(t, "lambda", res)
+// scrapePage runs the source keyless over the fixtures: the pricing page.
+func scrapePage(t *testing.T) scrapers.Result {
+	t.Helper()
+	res, err := scrapertest.ScrapeWith(t, "lambda", fixtures.Handler(fixtures.FS()), scrapertest.NoSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// The keyless fallback: the pricing page (golden expected-page.json).
+func TestScraper_PageFixture(t *testing.T) {
+	res := scrapePage(t)
+	nr, g := scrapertest.Normalize("lambda", res)
+	scrapertest.CheckGoldenFile(t, g, "expected-page.json")
+	if nr.Invalid != nil {
+		t.Errorf("invalid observations: %v", nr.Invalid)
+	}
 	if len(res.Observations) != realRows || len(nr.Offers) != realRows || g.ByMode["ondemand"] != realRows {
 		t.Errorf("%d observations, %d offers (%v), want %d: the script copy must be ignored",
 			len(res.Observations), len(nr.Offers), g.ByMode, realRows)
@@ -87,9 +103,25 @@ func TestScraper_Fixture(t *testing.T) {
 // TestParse_SameAsScrape checks that Parse, over the raw page, yields what
 // the collector's callbacks yield.
 func TestParse_SameAsScrape(t *testing.T) {
-	scrapertest.SameAsScrape(t, "lambda", "lambda/pricing.html", func(b []byte) ([]pricewatch.Observation, error) {
-		return lambda.Parse(b, "")
-	})
+	body, err := fs.ReadFile(fixtures.FS(), "lambda/pricing.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := lambda.Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := scrapePage(t)
+	if len(obs) != len(res.Observations) {
+		t.Fatalf("Parse %d observations, Scrape %d", len(obs), len(res.Observations))
+	}
+	for i := range obs {
+		a, b := obs[i], res.Observations[i]
+		a.URL, b.URL = "", ""
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("row %d: Parse %+v, Scrape %+v", i, a, b)
+		}
+	}
 }
 
 func row(plan, vcpus, price string) string {
@@ -227,7 +259,7 @@ func FuzzParse(f *testing.F) {
 // the 2-GPU RTX A6000 shape 28 vCPUs and "200 GiB". The page's own RAM and
 // Storage labels are the described layout's (PROVENANCE.md).
 func TestScraper_ShapeDetails(t *testing.T) {
-	res := scrapertest.ScrapeFixtures(t, "lambda")
+	res := scrapePage(t)
 	nr, _ := scrapertest.Normalize("lambda", res)
 	h100 := scrapertest.Find(t, nr, "lambda/NVIDIA H100 SXM/26vcpu/-/ondemand")
 	if h100.VCPUs != 26 || h100.RAMGB != 225 || h100.DiskGB != 2816 || h100.RentURL != lambda.RentURL {

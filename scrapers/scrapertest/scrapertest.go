@@ -82,6 +82,20 @@ func Scrape(t testing.TB, name string, h http.Handler) (scrapers.Result, error) 
 	return s.Scrape(t.Context(), env)
 }
 
+// NoSecret stands in for an environment where no key or token is set.
+func NoSecret(string) string { return "" }
+
+// ScrapeWith serves h on loopback and runs the named scraper against it
+// with getenv reading its secrets (NoSecret: a source's keyless mode).
+func ScrapeWith(t testing.TB, name string, h http.Handler, getenv func(string) string) (scrapers.Result, error) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	s, env := Scraper(t, name, srv.URL)
+	env.Getenv = getenv
+	return s.Scrape(t.Context(), env)
+}
+
 // ScrapeFixtures runs the named scraper against the embedded fixtures.
 func ScrapeFixtures(t testing.TB, name string) scrapers.Result {
 	t.Helper()
@@ -240,12 +254,19 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 // it under -update).
 func CheckGolden(t testing.TB, g Golden) {
 	t.Helper()
+	CheckGoldenFile(t, g, "expected.json")
+}
+
+// CheckGoldenFile compares g with fixtures/<source>/<file> (or rewrites it
+// under -update): the golden of a source's second mode.
+func CheckGoldenFile(t testing.TB, g Golden, file string) {
+	t.Helper()
 	got, err := json.MarshalIndent(g, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	file := filepath.Join(fixtures.Dir(), g.Source, "expected.json")
+	file = filepath.Join(fixtures.Dir(), g.Source, file)
 	if *update {
 		if err := os.WriteFile(file, got, 0o644); err != nil {
 			t.Fatal(err)

@@ -120,12 +120,13 @@ func TestScraper_Fixture(t *testing.T) {
 		t.Errorf("by mode %v, want 659 ondemand and 555 spot", g.ByMode)
 	}
 	// What stays unknown, and why: "RTX 3060 laptop" (no vendor spec for a
-	// 12 GB board; the laptop GPU's clocks vary with its TGP), A100X (no
-	// datasheet found; one of its two bids is above on demand). The GTX
+	// 12 GB board; the laptop GPU's clocks vary with its TGP). A100X maps to
+	// NVIDIA's A100X converged accelerator (the only card of that name; one
+	// of its two bids is above on demand, so one offer). The GTX
 	// 1650 offer measures 157.8 GB/s, above the GDDR5 board's 128 GB/s
 	// peak: the GDDR6 board (MemoryVariant).
 	wantUnknown := map[string]int{
-		"RTX 3060 laptop (12 GB)": 22, "RTX 3060 laptop (6 GB)": 2, "A100X (80 GB)": 1,
+		"RTX 3060 laptop (12 GB)": 22, "RTX 3060 laptop (6 GB)": 2,
 	}
 	for _, o := range nr.Offers {
 		if o.GPUName == "GTX 1650 GDDR6" && o.Card != "GTX-1650-GDDR6" {

@@ -10,6 +10,7 @@
 //	benchscale smallrun -db FILE -fixtures DIR -config FILE -source NAME
 //	benchscale sizes -db FILE
 //	benchscale changeruns -db FILE -fixtures DIR -config FILE [-runs 16] [-change 0.01]
+//	benchscale giveback -db FILE -fixtures DIR -config FILE [-wait 10s]
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +44,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchscale genfixtures|load|bare|smallrun|sizes|changeruns [flags]")
+		fmt.Fprintln(os.Stderr, "usage: benchscale genfixtures|load|bare|smallrun|sizes|changeruns|giveback [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -60,6 +62,8 @@ func main() {
 		err = sizes(args)
 	case "changeruns":
 		err = changeRuns(args)
+	case "giveback":
+		err = giveBack(args)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -395,4 +399,151 @@ func changeRuns(args []string) error {
 	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{"offers": len(offers), "runs": len(states),
 		"first": t0, "last": t0.Add(time.Duration(*runs) * 10 * time.Minute), "changes": changes})
+}
+
+// giveBack runs the fixture folder's Vast answer twice in one daemon
+// pipeline over a new database, as cron would (the run, then the
+// refresh): first with a body cap below the answer's size, so the run
+// parses most of it and fails on the cap, then with the configured cap,
+// so it succeeds. After each it samples the process's RSS and the Go
+// heap the process holds from the system (in use, and mapped but not
+// returned) until wait has passed, and prints both side by side as JSON:
+// memory must be given back after a failed big run as after a good one.
+func giveBack(args []string) error {
+	fl := flag.NewFlagSet("giveback", flag.ExitOnError)
+	db := fl.String("db", "", "database to create")
+	fx := fl.String("fixtures", "", "fixture folder (genfixtures)")
+	cfgPath := fl.String("config", "", "config file (its Vast cap must fit the answer)")
+	wait := fl.Duration("wait", 10*time.Second, "how long to sample after each run")
+	heapProf := fl.String("heapprofile", "", "write the heap profile after the good run's refresh (as of its last collection)")
+	fl.Parse(args)
+	if *db == "" || *fx == "" {
+		return fmt.Errorf("-db and -fixtures are required")
+	}
+	if _, err := os.Stat(*db); err == nil {
+		return fmt.Errorf("%s exists: giveback writes a new database", *db)
+	}
+	fi, err := os.Stat(filepath.Join(*fx, "vast", "bundles.json"))
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	srv, err := fixtures.Start(fixtures.Handler(os.DirFS(*fx)))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cfg.PointAt(fixtures.URLs(srv.URL), fixtures.Bases(srv.URL))
+	cfg.DB = *db
+	st, err := store.Open(*db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p, err := pipeline.New(cfg, st, pipeline.Options{Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		Getenv: func(string) string { return "demo" }})
+	if err != nil {
+		return err
+	}
+	if err := p.Init(); err != nil {
+		return err
+	}
+	vast := cfg.Sources["vast"]
+	good := vast.Settings.MaxBodyMB
+	// The failed run's cap: nine tenths of the answer, so the run has
+	// parsed most of it when the cap stops it.
+	failCap := max(1, int(fi.Size()*9/10)>>20)
+	type sample struct {
+		S          float64 `json:"s"`
+		RSSMB      float64 `json:"rss_mb"`
+		HeapInUse  float64 `json:"heap_inuse_mb"`
+		HeapMapped float64 `json:"heap_mapped_mb"` // heap spans not returned to the system
+	}
+	type result struct {
+		Run      string   `json:"run"`
+		CapMB    int      `json:"cap_mb"`
+		Offers   int      `json:"offers"`
+		Err      string   `json:"err,omitempty"`
+		PeakMB   float64  `json:"peak_rss_mb"`
+		Samples  []sample `json:"samples"`
+		AfterMB  float64  `json:"rss_after_mb"` // the last sample
+		BeforeMB float64  `json:"rss_before_mb"`
+		// LiveMB is the heap in use after a collection forced at the
+		// end: what the process must keep (the rest of the last sample's
+		// heap in use was garbage no collection had freed yet).
+		LiveMB float64 `json:"live_heap_mb"`
+		// ForcedGCs counts the collections forced during the run and its
+		// refresh (the give-back is one).
+		ForcedGCs uint32 `json:"forced_gcs"`
+	}
+	take := func(t0 time.Time) sample {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return sample{S: time.Since(t0).Seconds(), RSSMB: procKB("VmRSS") / 1024, HeapInUse: float64(ms.HeapInuse) / (1 << 20),
+			HeapMapped: float64(ms.HeapSys-ms.HeapReleased) / (1 << 20)}
+	}
+	ctx := context.Background()
+	var out []result
+	for _, c := range []struct {
+		name string
+		cap  int
+	}{{"failed (body cap hit)", failCap}, {"good", good}} {
+		vast.Settings.MaxBodyMB = c.cap
+		cfg.Sources["vast"] = vast
+		r := result{Run: c.name, CapMB: c.cap, BeforeMB: procKB("VmRSS") / 1024}
+		os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // VmHWM from here on
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		forced := ms.NumForcedGC
+		sum := p.RunSource(ctx, "vast")
+		if err := p.Refresh(ctx); err != nil {
+			return err
+		}
+		runtime.ReadMemStats(&ms)
+		r.ForcedGCs = ms.NumForcedGC - forced
+		if *heapProf != "" && c.cap == good {
+			f, err := os.Create(*heapProf)
+			if err != nil {
+				return err
+			}
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+		r.Offers = sum.Offers
+		if sum.Err != nil {
+			r.Err = sum.Err.Error()
+		}
+		r.PeakMB = procKB("VmHWM") / 1024
+		t0 := time.Now()
+		for _, at := range []time.Duration{0, time.Second, *wait / 2, *wait} {
+			time.Sleep(time.Until(t0.Add(at)))
+			r.Samples = append(r.Samples, take(t0))
+		}
+		r.AfterMB = r.Samples[len(r.Samples)-1].RSSMB
+		runtime.GC()
+		r.LiveMB = take(t0).HeapInUse
+		if (sum.Err == nil) != (c.cap == good) {
+			return fmt.Errorf("%s run: err %v with a cap of %d MB (answer %d MB)", c.name, sum.Err, c.cap, fi.Size()>>20)
+		}
+		out = append(out, r)
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// procKB reads a kB field of /proc/self/status (0 where there is none).
+func procKB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return n
+		}
+	}
+	return 0
 }

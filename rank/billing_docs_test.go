@@ -10,17 +10,17 @@ import (
 	"github.com/pricewatch/pricewatch/rank"
 )
 
-// TestBillingREADME keeps README's "How pricewatch bills" table what the
-// plan reads: each provider row's increment, minimum and monthly cap are
-// BillingRuleFor's.
-func TestBillingREADME(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestBillingDocs keeps the table of docs/billing.md ("How pricewatch
+// bills") what the plan reads: each provider row's increment, minimum and
+// monthly cap are BillingRuleFor's.
+func TestBillingDocs(t *testing.T) {
+	b, err := os.ReadFile("../docs/billing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "## How pricewatch bills")
+	_, sec, ok := strings.Cut(string(b), "# How pricewatch bills")
 	if !ok {
-		t.Fatal("README has no How pricewatch bills section")
+		t.Fatal("docs/billing.md has no How pricewatch bills section")
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	rows := 0
@@ -45,12 +45,12 @@ func TestBillingREADME(t *testing.T) {
 				got, _ = strconv.ParseFloat(f[0], 64)
 			}
 			if got != c.want {
-				t.Errorf("%s: README says %q, the table %v", name, strings.TrimSpace(c.cell), c.want)
+				t.Errorf("%s: docs/billing.md says %q, the table %v", name, strings.TrimSpace(c.cell), c.want)
 			}
 		}
 		rows++
 	}
 	if rows < 10 {
-		t.Errorf("%d provider rows in the README table", rows)
+		t.Errorf("%d provider rows in the docs/billing.md table", rows)
 	}
 }
