@@ -94,16 +94,16 @@ func heapMB() float64 {
 	return float64(m.HeapAlloc) / (1 << 20)
 }
 
-// 20,000 distinct valid queries keep the answer cache within its bound
+// 6,000 distinct valid queries (3 × the entry bound) keep the answer cache within its bound
 // (entries and bytes), and the heap grows by no more than the bound.
 func TestBest_CacheBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20,000 queries")
+		t.Skip("6,000 queries")
 	}
 	h := newHarness(t, true)
 	snap := h.env.Pipeline.View().Snapshot
 	heap0, rss0 := heapMB(), rssKB()
-	const n = 20000
+	const n = 6000 // three times MemoMaxEntries: eviction must have run
 	var (
 		mu         sync.Mutex
 		maxEntries int
