@@ -20,38 +20,26 @@ func TestScraper_Fixture(t *testing.T) {
 	if len(res.Observations) != 9 || len(g.Unknown) != 0 {
 		t.Fatalf("%d observations, unknown %v; want 9 (both pages, the duplicate dropped), all mapped", len(res.Observations), g.Unknown)
 	}
-	for _, c := range []struct {
-		key, card, provider string
-		mode                pricewatch.Mode
-		gpus                int
-		price               float64 // USD per GPU-hour, by hand: the offer's price ÷ gpuCount
-		avail               pricewatch.Availability
-	}{
+	scrapertest.ResoldOffers(t, nr, primeintellect.Name, []scrapertest.Resold{
 		// The docs' RunPod offer, 2.69 for 1 GPU; its duplicate at 2.89 is dropped.
-		{"primeintellect/runpod/NVIDIA H100 PCIe/1x/secure_cloud/US-KS-2/ondemand", "H100-80GB-PCIE", "runpod", pricewatch.ModeOnDemand, 1, 2.69, pricewatch.AvailableYes},
+		{Key: "primeintellect/runpod/NVIDIA H100 PCIe/1x/secure_cloud/US-KS-2/ondemand", Card: "H100-80GB-PCIE", Provider: "runpod", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 2.69, Avail: pricewatch.AvailableYes},
 		// The docs' Hyperstack offer: 1.9 for 1 GPU (Hyperstack's own H100 PCIe price).
-		{"primeintellect/hyperstack/n3-H100x1/1x/secure_cloud/CANADA-1/ondemand", "H100-80GB-PCIE", "hyperstack", pricewatch.ModeOnDemand, 1, 1.90, pricewatch.AvailableYes},
+		{Key: "primeintellect/hyperstack/n3-H100x1/1x/secure_cloud/CANADA-1/ondemand", Card: "H100-80GB-PCIE", Provider: "hyperstack", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 1.90, Avail: pricewatch.AvailableYes},
 		// 22.32 for 8 H100 SXM5 = 2.79; datacrunch is Verda.
-		{"primeintellect/datacrunch/8H100.80S.176V/8x/secure_cloud/FIN-01/ondemand", "H100-80GB-SXM", "verda", pricewatch.ModeOnDemand, 8, 2.79, pricewatch.AvailableYes},
+		{Key: "primeintellect/datacrunch/8H100.80S.176V/8x/secure_cloud/FIN-01/ondemand", Card: "H100-80GB-SXM", Provider: "verda", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 2.79, Avail: pricewatch.AvailableYes},
 		// communityPrice 4.38 (not onDemand 4.78) for 2 GPUs = 2.19.
-		{"primeintellect/runpod/NVIDIA H100 PCIe/2x/community_cloud/US-KS-2/ondemand", "H100-80GB-PCIE", "runpod", pricewatch.ModeOnDemand, 2, 2.19, pricewatch.AvailableYes},
+		{Key: "primeintellect/runpod/NVIDIA H100 PCIe/2x/community_cloud/US-KS-2/ondemand", Card: "H100-80GB-PCIE", Provider: "runpod", Mode: pricewatch.ModeOnDemand, GPUs: 2, Price: 2.19, Avail: pricewatch.AvailableYes},
 		// A100_40GB on SXM4: the 40 GB SXM part.
-		{"primeintellect/lambdalabs/gpu_1x_a100_sxm4/1x/secure_cloud/us-west-1/ondemand", "A100-40GB-SXM", "lambda", pricewatch.ModeOnDemand, 1, 1.29, pricewatch.AvailableYes},
+		{Key: "primeintellect/lambdalabs/gpu_1x_a100_sxm4/1x/secure_cloud/us-west-1/ondemand", Card: "A100-40GB-SXM", Provider: "lambda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 1.29, Avail: pricewatch.AvailableYes},
 		// Prime's own datacenter: 27.92 / 8 = 3.49.
-		{"primeintellect/primecompute/H200x8/8x/secure_cloud/US-TX-1/ondemand", "H200-141GB-SXM", "primeintellect", pricewatch.ModeOnDemand, 8, 3.49, pricewatch.AvailableYes},
-		{"primeintellect/massedcompute/gpu_1x_a6000/1x/secure_cloud/US-KS-1/ondemand", "RTX-A6000", "massedcompute", pricewatch.ModeOnDemand, 1, 0.57, pricewatch.AvailableYes},
+		{Key: "primeintellect/primecompute/H200x8/8x/secure_cloud/US-TX-1/ondemand", Card: "H200-141GB-SXM", Provider: "primeintellect", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 3.49, Avail: pricewatch.AvailableYes},
+		{Key: "primeintellect/massedcompute/gpu_1x_a6000/1x/secure_cloud/US-KS-1/ondemand", Card: "RTX-A6000", Provider: "massedcompute", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 0.57, Avail: pricewatch.AvailableYes},
 		// isSpot: a spot offer at 0.82.
-		{"primeintellect/runpod/NVIDIA A100 80GB PCIe/1x/secure_cloud/EU-RO-1/spot", "A100-80GB-PCIE", "runpod", pricewatch.ModeSpot, 1, 0.82, pricewatch.AvailableYes},
+		{Key: "primeintellect/runpod/NVIDIA A100 80GB PCIe/1x/secure_cloud/EU-RO-1/spot", Card: "A100-80GB-PCIE", Provider: "runpod", Mode: pricewatch.ModeSpot, GPUs: 1, Price: 0.82, Avail: pricewatch.AvailableYes},
 		// stockStatus "Unavailable".
-		{"primeintellect/hyperstack/n3-L40x1/1x/secure_cloud/NORWAY-1/ondemand", "L40", "hyperstack", pricewatch.ModeOnDemand, 1, 1.00, pricewatch.AvailableNo},
-	} {
-		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
-		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
-		o := scrapertest.Find(t, nr, c.key)
-		if o.Available != c.avail || o.Provider != c.provider || o.Source != primeintellect.Name {
-			t.Errorf("%s: available %q, provider %q, source %q; want %q, %q", c.key, o.Available, o.Provider, o.Source, c.avail, c.provider)
-		}
-	}
+		{Key: "primeintellect/hyperstack/n3-L40x1/1x/secure_cloud/NORWAY-1/ondemand", Card: "L40", Provider: "hyperstack", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 1.00, Avail: pricewatch.AvailableNo},
+	})
+
 	// The docs' RunPod offer: 16 vCPUs, 251 GB, 80 GB disk, in the US, stock "Low".
 	o := scrapertest.Find(t, nr, "primeintellect/runpod/NVIDIA H100 PCIe/1x/secure_cloud/US-KS-2/ondemand")
 	if o.VCPUs != 16 || o.RAMGB != 251 || o.DiskGB != 80 || o.Country != "US" || o.Stock != "Low" || o.Interconnect != "pcie" {

@@ -317,6 +317,33 @@ func Rent(t testing.TB, nr normalize.Result, key string, unit pricewatch.RentUni
 	}
 }
 
+// Resold is one offer of a source that resells other clouds' machines,
+// as a test expects it: its card, mode, price per GPU-hour (worked by hand
+// in the test), GPUs of its fixed unit, availability, and the cloud behind
+// it (the offer's provider).
+type Resold struct {
+	Key, Card, Provider string
+	Mode                pricewatch.Mode
+	GPUs                int
+	Price               float64
+	Avail               pricewatch.Availability
+}
+
+// ResoldOffers asserts each expected offer of source: price, card and
+// mode, one fixed unit of its GPUs, availability, the provider behind it,
+// and the source kept as the seller it came through.
+func ResoldOffers(t testing.TB, nr normalize.Result, source string, want []Resold) {
+	t.Helper()
+	for _, c := range want {
+		Price(t, nr, c.Key, c.Card, c.Mode, c.Price)
+		Rent(t, nr, c.Key, pricewatch.RentFixed, c.GPUs)
+		o := Find(t, nr, c.Key)
+		if o.Available != c.Avail || o.Provider != c.Provider || o.Source != source {
+			t.Errorf("%s: available %q, provider %q, source %q; want %q, %q, %q", c.Key, o.Available, o.Provider, o.Source, c.Avail, c.Provider, source)
+		}
+	}
+}
+
 // FixedUnits asserts that every offer of nr that is not a reference is one
 // fixed unit of its GPUs (rent unit fixed, counts [GPUs]), except the offers
 // keyed unknown, which must state no rent unit (a size whose GPU count the

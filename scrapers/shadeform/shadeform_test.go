@@ -19,38 +19,27 @@ func TestScraper_Fixture(t *testing.T) {
 	if len(res.Observations) != 13 || len(g.Unknown) != 0 {
 		t.Fatalf("%d observations, unknown %v; want 13, all mapped", len(res.Observations), g.Unknown)
 	}
-	for _, c := range []struct {
-		key, card, provider string
-		gpus                int
-		price               float64 // USD per GPU-hour, by hand: hourly_price ¢ ÷ 100 ÷ num_gpus
-		avail               pricewatch.Availability
-	}{
+	scrapertest.ResoldOffers(t, nr, shadeform.Name, []scrapertest.Resold{
 		// The quickstart's answer: 57 ¢ for 1 A6000 = 0.57.
-		{"shadeform/massedcompute/A6000/kansascity-usa-1/ondemand", "RTX-A6000", "massedcompute", 1, 0.57, pricewatch.AvailableYes},
+		{Key: "shadeform/massedcompute/A6000/kansascity-usa-1/ondemand", Card: "RTX-A6000", Provider: "massedcompute", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 0.57, Avail: pricewatch.AvailableYes},
 		// The cluster-types example: 1400 ¢ for 8 H100 SXM5 = 14.00 / 8 = 1.75.
-		{"shadeform/denvr/H100_sxm5x8/houston-usa-1/ondemand", "H100-80GB-SXM", "denvr", 8, 1.75, pricewatch.AvailableYes},
+		{Key: "shadeform/denvr/H100_sxm5x8/houston-usa-1/ondemand", Card: "H100-80GB-SXM", Provider: "denvr", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 1.75, Avail: pricewatch.AvailableYes},
 		// 2392 ¢ / 8 = 299 ¢ = 2.99; one region available, one not.
-		{"shadeform/lambdalabs/H100_sxm5x8/us-south-1/ondemand", "H100-80GB-SXM", "lambda", 8, 2.99, pricewatch.AvailableYes},
-		{"shadeform/lambdalabs/H100_sxm5x8/us-east-1/ondemand", "H100-80GB-SXM", "lambda", 8, 2.99, pricewatch.AvailableNo},
+		{Key: "shadeform/lambdalabs/H100_sxm5x8/us-south-1/ondemand", Card: "H100-80GB-SXM", Provider: "lambda", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 2.99, Avail: pricewatch.AvailableYes},
+		{Key: "shadeform/lambdalabs/H100_sxm5x8/us-east-1/ondemand", Card: "H100-80GB-SXM", Provider: "lambda", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 2.99, Avail: pricewatch.AvailableNo},
 		// "A100" on sxm4 with 40 GB per GPU: A100 SXM4 40 GB, 129 ¢.
-		{"shadeform/lambdalabs/A100/us-west-1/ondemand", "A100-40GB-SXM", "lambda", 1, 1.29, pricewatch.AvailableYes},
+		{Key: "shadeform/lambdalabs/A100/us-west-1/ondemand", Card: "A100-40GB-SXM", Provider: "lambda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 1.29, Avail: pricewatch.AvailableYes},
 		// An empty availability list: one offer, no region, not available.
-		{"shadeform/lambdalabs/B200/-/ondemand", "B200-180GB-SXM", "lambda", 1, 6.99, pricewatch.AvailableNo},
+		{Key: "shadeform/lambdalabs/B200/-/ondemand", Card: "B200-180GB-SXM", Provider: "lambda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 6.99, Avail: pricewatch.AvailableNo},
 		// datacrunch is Verda: 329 ¢ for one H200.
-		{"shadeform/datacrunch/H200/helsinki-finland-1/ondemand", "H200-141GB-SXM", "verda", 1, 3.29, pricewatch.AvailableYes},
-		{"shadeform/hyperstack/H100/canada-1/ondemand", "H100-80GB-PCIE", "hyperstack", 1, 1.90, pricewatch.AvailableYes},
+		{Key: "shadeform/datacrunch/H200/helsinki-finland-1/ondemand", Card: "H200-141GB-SXM", Provider: "verda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 3.29, Avail: pricewatch.AvailableYes},
+		{Key: "shadeform/hyperstack/H100/canada-1/ondemand", Card: "H100-80GB-PCIE", Provider: "hyperstack", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 1.90, Avail: pricewatch.AvailableYes},
 		// 1000 ¢ / 8 A100_80G on sxm4 = 125 ¢.
-		{"shadeform/massedcompute/A100_80Gx8/us-central-2/ondemand", "A100-80GB-SXM", "massedcompute", 8, 1.25, pricewatch.AvailableYes},
+		{Key: "shadeform/massedcompute/A100_80Gx8/us-central-2/ondemand", Card: "A100-80GB-SXM", Provider: "massedcompute", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 1.25, Avail: pricewatch.AvailableYes},
 		// 1592 ¢ / 8 = 199 ¢.
-		{"shadeform/voltagepark/H100_sxm5x8/us-central-1/ondemand", "H100-80GB-SXM", "voltagepark", 8, 1.99, pricewatch.AvailableYes},
-	} {
-		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
-		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
-		o := scrapertest.Find(t, nr, c.key)
-		if o.Available != c.avail || o.Provider != c.provider || o.Source != shadeform.Name {
-			t.Errorf("%s: available %q, provider %q, source %q; want %q, %q, shadeform", c.key, o.Available, o.Provider, o.Source, c.avail, c.provider)
-		}
-	}
+		{Key: "shadeform/voltagepark/H100_sxm5x8/us-central-1/ondemand", Card: "H100-80GB-SXM", Provider: "voltagepark", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 1.99, Avail: pricewatch.AvailableYes},
+	})
+
 	// What comes with the quickstart's A6000: 6 vCPUs, 48 GB RAM, 256 GB disk, PCIe.
 	o := scrapertest.Find(t, nr, "shadeform/massedcompute/A6000/kansascity-usa-1/ondemand")
 	if o.VCPUs != 6 || o.RAMGB != 48 || o.DiskGB != 256 || o.Interconnect != "pcie" || o.RentURL != shadeform.RentURL {

@@ -21,35 +21,23 @@ func TestScraper_Fixture(t *testing.T) {
 	if len(res.Observations) != 8 || len(g.Unknown) != 0 {
 		t.Fatalf("%d observations, unknown %v; want 8 (both pages), all mapped", len(res.Observations), g.Unknown)
 	}
-	for _, c := range []struct {
-		key, card, provider string
-		mode                pricewatch.Mode
-		gpus                int
-		price               float64 // USD per GPU-hour, by hand: the offer's price ÷ gpuCount
-		avail               pricewatch.Availability
-	}{
+	scrapertest.ResoldOffers(t, nr, spheron.Name, []scrapertest.Resold{
 		// 15.92 for 8 H100 SXM5 on Voltage Park = 1.99.
-		{"spheron/vp-h100-sxm5-8x/us-tx-1/ondemand", "H100-80GB-SXM", "voltagepark", pricewatch.ModeOnDemand, 8, 1.99, pricewatch.AvailableYes},
+		{Key: "spheron/vp-h100-sxm5-8x/us-tx-1/ondemand", Card: "H100-80GB-SXM", Provider: "voltagepark", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 1.99, Avail: pricewatch.AvailableYes},
 		// data-crunch is Verda; two clusters, two offers at 2.29.
-		{"spheron/dc-h100-sxm5-1x/fin-01/ondemand", "H100-80GB-SXM", "verda", pricewatch.ModeOnDemand, 1, 2.29, pricewatch.AvailableYes},
-		{"spheron/dc-h100-sxm5-1x/fin-03/ondemand", "H100-80GB-SXM", "verda", pricewatch.ModeOnDemand, 1, 2.29, pricewatch.AvailableYes},
+		{Key: "spheron/dc-h100-sxm5-1x/fin-01/ondemand", Card: "H100-80GB-SXM", Provider: "verda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 2.29, Avail: pricewatch.AvailableYes},
+		{Key: "spheron/dc-h100-sxm5-1x/fin-03/ondemand", Card: "H100-80GB-SXM", Provider: "verda", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 2.29, Avail: pricewatch.AvailableYes},
 		// instanceType SPOT: spot_price 7.92 (not price 15.92) for 8 = 0.99.
-		{"spheron/sai-h100-sxm5-8x::spot/us-ca-2/spot", "H100-80GB-SXM", "spheron", pricewatch.ModeSpot, 8, 0.99, pricewatch.AvailableYes},
-		{"spheron/ses-rtx4090-1x/es-mad-1/ondemand", "RTX-4090", "spheron", pricewatch.ModeOnDemand, 1, 0.55, pricewatch.AvailableYes},
+		{Key: "spheron/sai-h100-sxm5-8x::spot/us-ca-2/spot", Card: "H100-80GB-SXM", Provider: "spheron", Mode: pricewatch.ModeSpot, GPUs: 8, Price: 0.99, Avail: pricewatch.AvailableYes},
+		{Key: "spheron/ses-rtx4090-1x/es-mad-1/ondemand", Card: "RTX-4090", Provider: "spheron", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 0.55, Avail: pricewatch.AvailableYes},
 		// Under maintenance: not available; 9.60 / 8 = 1.20.
-		{"spheron/mc-a100-sxm4-8x/us-ks-1/ondemand", "A100-80GB-SXM", "massedcompute", pricewatch.ModeOnDemand, 8, 1.20, pricewatch.AvailableNo},
+		{Key: "spheron/mc-a100-sxm4-8x/us-ks-1/ondemand", Card: "A100-80GB-SXM", Provider: "massedcompute", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 1.20, Avail: pricewatch.AvailableNo},
 		// No cluster: its region.
-		{"spheron/st-l40s-1x/FR/ondemand", "L40S", "sesterce", pricewatch.ModeOnDemand, 1, 0.79, pricewatch.AvailableYes},
+		{Key: "spheron/st-l40s-1x/FR/ondemand", Card: "L40S", Provider: "sesterce", Mode: pricewatch.ModeOnDemand, GPUs: 1, Price: 0.79, Avail: pricewatch.AvailableYes},
 		// Neither: no region; 39.92 / 8 = 4.99.
-		{"spheron/sai-b200-8x/-/ondemand", "B200-180GB-SXM", "spheron", pricewatch.ModeOnDemand, 8, 4.99, pricewatch.AvailableYes},
-	} {
-		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
-		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
-		o := scrapertest.Find(t, nr, c.key)
-		if o.Available != c.avail || o.Provider != c.provider || o.Source != spheron.Name {
-			t.Errorf("%s: available %q provider %q source %q; want %q %q", c.key, o.Available, o.Provider, o.Source, c.avail, c.provider)
-		}
-	}
+		{Key: "spheron/sai-b200-8x/-/ondemand", Card: "B200-180GB-SXM", Provider: "spheron", Mode: pricewatch.ModeOnDemand, GPUs: 8, Price: 4.99, Avail: pricewatch.AvailableYes},
+	})
+
 	o := scrapertest.Find(t, nr, "spheron/ses-rtx4090-1x/es-mad-1/ondemand")
 	if o.VCPUs != 8 || o.RAMGB != 48 || o.DiskGB != 200 || o.Interconnect != "pcie" {
 		t.Errorf("RTX 4090 machine: %+v", o.Machine)
