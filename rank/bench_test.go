@@ -96,6 +96,25 @@ func BenchmarkRerank100k(b *testing.B) {
 			rank.Build(offers, profiles, ws, cat, opt)
 		}
 	})
+	// A run of a small source beside the 100k: the next snapshot reuses
+	// the big part, and the gate's market (SellerMedians) must not count
+	// its 100k rows again.
+	b.Run("small-run-market", func(b *testing.B) {
+		small := slices.Clone(offers[:4])
+		for i := range small {
+			small[i].Source, small[i].Key = "matpool", fmt.Sprint("matpool/", i)
+		}
+		all := append(slices.Clone(packs), rank.PackOffers(small)...)
+		prev := rank.BuildPacks(all, profiles, ws, cat, opt, nil)
+		prev.SellerMedians()
+		b.ReportAllocs()
+		for b.Loop() {
+			all[len(all)-1] = rank.PackOffers(small)[0]
+			next := rank.BuildPacks(all, profiles, ws, cat, opt, prev)
+			next.SellerMedians()
+			prev = next
+		}
+	})
 	b.Run("best", func(b *testing.B) {
 		snap := rank.BuildPacks(packs, profiles, ws, cat, opt, nil)
 		b.ReportAllocs()

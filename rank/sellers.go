@@ -53,6 +53,11 @@ func (s *Snapshot) SellerMedians() map[string]map[string]float64 {
 // sellerPrices are a part's fresh base prices per cell and vote key
 // ("card\x00mode\x01vote"), sorted; the rows marketPrices counts.
 func (pt *part) sellerPrices() map[string][]float64 {
+	pt.sellersOnce.Do(func() { pt.sellers = pt.countSellerPrices() })
+	return pt.sellers
+}
+
+func (pt *part) countSellerPrices() map[string][]float64 {
 	p := pt.pack
 	m := map[string][]float64{}
 	for i := range p.rows {

@@ -95,6 +95,10 @@ type part struct {
 
 	marketOnce sync.Once
 	market     map[string][]float64 // card \x00 mode → sorted base prices of fresh rows
+	// sellers is market split by seller (card \x00 mode \x01 vote key),
+	// kept with the part as market is: a run re-ranks only its own part.
+	sellersOnce sync.Once
+	sellers     map[string][]float64
 
 	// entries are the entries materialized so far (workload, row): a part
 	// reused by the next snapshot answers with the same ones.
