@@ -18,14 +18,31 @@ import (
 // catalog is shared by the tests: DefaultCatalog is read-only after loading.
 var catalog = normalize.DefaultCatalog()
 
+// resolveCase is a name as a source writes it and the card it must
+// resolve to ("" means unknown, never guessed).
+type resolveCase struct {
+	name     string
+	source   string
+	gpu      string
+	memoryGB float64
+	want     string
+}
+
+func checkResolve(t *testing.T, tests []resolveCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := catalog.Resolve(tt.source, tt.gpu, tt.memoryGB)
+			if got != tt.want || ok != (tt.want != "") {
+				t.Errorf("Resolve(%q, %q, %v) = %q, %v; want %q, %v",
+					tt.source, tt.gpu, tt.memoryGB, got, ok, tt.want, tt.want != "")
+			}
+		})
+	}
+}
+
 func TestCatalog_Resolve(t *testing.T) {
-	tests := []struct {
-		name     string
-		source   string
-		gpu      string
-		memoryGB float64
-		want     string // "" means unknown
-	}{
+	checkResolve(t, []resolveCase{
 		// Generic ("*") aliases, for any source.
 		{"GenericT4", "azure", "T4", 16, "T4"},
 		{"GenericA6000", "lambda", "A6000", 0, "RTX-A6000"},
@@ -124,29 +141,14 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"CanonicalForVast", "vast", "A100-40GB-SXM", 0, "A100-40GB-SXM"},
 		{"CanonicalForLambda", "lambda", "GH200-144GB", 0, "GH200-144GB"},
 		{"CanonicalLowerCase", "azure", "h200-141gb-nvl", 141, "H200-141GB-NVL"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := catalog.Resolve(tt.source, tt.gpu, tt.memoryGB)
-			if got != tt.want || ok != (tt.want != "") {
-				t.Errorf("Resolve(%q, %q, %v) = %q, %v; want %q, %v",
-					tt.source, tt.gpu, tt.memoryGB, got, ok, tt.want, tt.want != "")
-			}
-		})
-	}
+	})
 }
 
 // Real model strings of providers that were unknown (issue 33), each with
 // where it was read; every case failed before its alias or card existed.
 // The memory is what the source states with the name (0: none).
 func TestCatalog_ResolveProviderNames(t *testing.T) {
-	tests := []struct {
-		name     string
-		source   string
-		gpu      string
-		memoryGB float64
-		want     string // "" means unknown
-	}{
+	checkResolve(t, []resolveCase{
 		// DigitalOcean gpu_info.model: dstackai/gpuhunt
 		// src/gpuhunt/providers/digitalocean.py @ 35841515 names
 		// "nvidia_rtx6000_ada" among the API's model ids; "nvidia_rtx4000_ada"
@@ -189,16 +191,7 @@ func TestCatalog_ResolveProviderNames(t *testing.T) {
 		// Azure NVads V710 v5: the scraper names the card by its size table.
 		{"AzureV710", "azure", "RADEON-PRO-V710", 0, "RADEON-PRO-V710"},
 		{"AMDFullName", "azure", "AMD Radeon Pro V710", 28, "RADEON-PRO-V710"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := catalog.Resolve(tt.source, tt.gpu, tt.memoryGB)
-			if got != tt.want || ok != (tt.want != "") {
-				t.Errorf("Resolve(%q, %q, %v) = %q, %v; want %q, %v",
-					tt.source, tt.gpu, tt.memoryGB, got, ok, tt.want, tt.want != "")
-			}
-		})
-	}
+	})
 }
 
 func TestCatalog_ResolveCanonicalIDs(t *testing.T) {
