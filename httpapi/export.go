@@ -388,19 +388,26 @@ func (s *Server) exportRows(r *http.Request) (iter.Seq[ExportRow], string, error
 		return nil, "", err
 	}
 	provider := q.Get("provider")
-	if provider != "" {
-		known := false
-		for o := range v.Snapshot.Offers() {
-			if o.Provider == provider {
-				known = true
-				break
-			}
-		}
-		if !known {
-			return nil, "", pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
-		}
+	if err := CheckExportProvider(v.Snapshot, provider); err != nil {
+		return nil, "", err
 	}
 	return EachExportRow(v.Snapshot, provider), provider, nil
+}
+
+// CheckExportProvider is the export's one check of a provider filter,
+// for the endpoint and the offline CLI alike: empty (every provider) or a
+// provider of the snapshot's offers, else an EInvalid error naming it, so
+// a misspelt name is not answered with an empty catalog.
+func CheckExportProvider(snap *rank.Snapshot, provider string) error {
+	if provider == "" {
+		return nil
+	}
+	for o := range snap.Offers() {
+		if o.Provider == provider {
+			return nil
+		}
+	}
+	return pricewatch.Errorf(pricewatch.EInvalid, "provider: unknown provider %q (the provider column of /v1/offers)", provider)
 }
 
 // exportIdle is how long an export may wait on its client between two

@@ -70,6 +70,7 @@ func TestExitCodes_OneTable(t *testing.T) {
 		{[]string{"silence", "list", "extra", "--db", db}, exitUsage},
 		{[]string{"compact", "--db", db, "--raw-window", "1h"}, exitUsage},
 		{[]string{"export", "--db", db, "--format", "xml"}, exitUsage},
+		{[]string{"export", "--db", db, "--provider", "nope"}, exitUsage},
 		{[]string{"version", "extra"}, exitUsage},
 		{[]string{"best", "--db", missingDB, "--workload", "lora-7b"}, exitUsage},
 		// runtime: 1

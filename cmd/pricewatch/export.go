@@ -38,7 +38,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var rows []httpapi.ExportRow
 	err = readOrAsk(ctx, cfg, *addr, stderr, func(p *pipeline.Pipeline) error {
-		rows = httpapi.ExportRows(p.View().Snapshot, *provider)
+		snap := p.View().Snapshot
+		if err := httpapi.CheckExportProvider(snap, *provider); err != nil {
+			return usageError{err.Error()}
+		}
+		rows = httpapi.ExportRows(snap, *provider)
 		return nil
 	}, func(addr string) error {
 		rows, err = fetchExport(ctx, addr, *provider)
