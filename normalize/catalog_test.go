@@ -62,9 +62,9 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"RTXPRO6000SOnlyForVastAndSkyPilot", "runpod", "RTX PRO 6000 S", 96, ""},
 		{"LambdaB200SXM6", "lambda", "NVIDIA B200 SXM6", 180, "B200-180GB-SXM"},
 		{"B200SXM6OnlyForLambda", "azure", "B200 SXM6", 180, ""},
-		// No Lambda page or response states its V100's form factor: unknown,
-		// as under SkyPilot (this resolved to V100-16GB-SXM2 before).
-		{"LambdaV100At16", "lambda", "Tesla V100", 16, ""},
+		// No Lambda page or response states its V100's form factor: the
+		// lower-bound card, as under SkyPilot (V100-16GB-SXM2 once, then unknown).
+		{"LambdaV100At16", "lambda", "Tesla V100", 16, "V100-16GB"},
 		{"CNYIndexH200IsSXM", "cny-index", "H200 141GB", 141, "H200-141GB-SXM"},
 
 		// Memory disambiguation: within MemoryTolerance (10%) of the card's memory.
@@ -77,7 +77,7 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"VastA100PCIEAt80", "vast", "A100 PCIe", 80, "A100-80GB-PCIE"},
 		{"LambdaA100SXMAt40", "lambda", "A100 SXM", 40, "A100-40GB-SXM"},
 		{"LambdaA100SXMAt80", "lambda", "A100 SXM", 80, "A100-80GB-SXM"},
-		{"LambdaV100At32NoAlias", "lambda", "V100", 32, ""},
+		{"LambdaV100At32NoAlias", "lambda", "V100", 32, "V100-32GB"},
 		{"ECCUsableMemory", "vast", "A40", 45, "A40"},
 		{"GiBOfDecimalGB", "verda", "B300 SXM6", 262, "B300-288GB-SXM"},
 		{"StatedAboveCard", "vultr", "NVIDIA_B200", 192, "B200-180GB-SXM"},
@@ -118,12 +118,16 @@ func TestCatalog_Resolve(t *testing.T) {
 		{"AWST4G", "aws", "NVIDIA T4G", 16, "T4G"},
 		{"VultrMI355X", "vultr", "AMD_MI355X", 288, "MI355X-288GB"},
 
+		// Family and memory stated, form factor or edition not: the
+		// lower-bound card (TestCatalog_LowerBoundCards), never a guess.
+		{"VastTeslaV100At16", "vast", "Tesla V100", 16, "V100-16GB"},
+		{"RTXPRO6000WithoutEdition", "verda", "RTX PRO 6000", 96, "RTX-PRO-6000-96GB"},
+		{"SkyPilotA100_80GB", "skypilot", "A100-80GB", 80, "A100-80GB"},
+		{"A100WithoutVariant", "runpod", "A100", 80, "A100-80GB"},
+
 		// Names that must stay unknown, never guessed.
-		{"VastTeslaV100At16", "vast", "Tesla V100", 16, ""},
+		{"A100WithoutMemory", "runpod", "A100", 0, ""},
 		{"VastRTX3060Laptop", "vast", "RTX 3060 laptop", 12, ""},
-		{"RTXPRO6000WithoutEdition", "verda", "RTX PRO 6000", 96, ""},
-		{"SkyPilotA100_80GB", "skypilot", "A100-80GB", 80, ""},
-		{"A100WithoutVariant", "runpod", "A100", 80, ""},
 		{"Empty", "vast", "", 0, ""},
 		{"OnlyVendorWords", "vast", "NVIDIA GeForce", 0, ""},
 
@@ -157,7 +161,7 @@ func TestCatalog_ResolveProviderNames(t *testing.T) {
 		// sizes API records them (repository not resolved by our search).
 		{"DigitalOceanRTX4000Ada", "digitalocean", "nvidia_rtx4000_ada", 20, "RTX-4000-ADA"},
 		{"DigitalOceanRTX6000Ada", "digitalocean", "nvidia_rtx6000_ada", 48, "RTX-6000-ADA"},
-		{"DigitalOceanH100NoForm", "digitalocean", "nvidia_h100", 80, ""},
+		{"DigitalOceanH100NoForm", "digitalocean", "nvidia_h100", 80, "H100-80GB"},
 		// Scaleway gpu_info.gpu_name of B300-SXM-2-288G / B300-SXM-8-288G,
 		// gpu_memory 309237645312 bytes = 288 GiB (capture of 2026-10-01,
 		// fixtures/scaleway/servers-2026-10-01-gpu.json).
@@ -177,7 +181,7 @@ func TestCatalog_ResolveProviderNames(t *testing.T) {
 		{"OVHTeslaV100SNoMemory", "ovhcloud", "Tesla V100S", 0, "V100S-32GB-PCIE"},
 		{"OVHQuadroRTX5000", "ovhcloud", "Quadro-RTX5000", 16, "QUADRO-RTX-5000"},
 		{"OVHQuadroRTX5000Not32GB", "ovhcloud", "Quadro-RTX5000", 32, ""},
-		{"OVHTeslaV100StaysUnknown", "ovhcloud", "Tesla V100", 16, ""},
+		{"OVHTeslaV100NoForm", "ovhcloud", "Tesla V100", 16, "V100-16GB"},
 		// CloudRift brand_short "V100 SXM3" (32 GB; a CloudRift renter's
 		// profile of the ustx1a_a01/usny01_a01 listing, and the live listing
 		// as a third party read it 2026-10-06: fixtures/cloudrift/PROVENANCE.md);
@@ -361,8 +365,8 @@ func TestCatalog_AliasMemoryGuard(t *testing.T) {
 
 func TestDefaultCatalog_Cards(t *testing.T) {
 	ids := catalog.IDs()
-	if len(ids) != 117 {
-		t.Fatalf("DefaultCatalog has %d cards, want the 117 of cards.csv", len(ids))
+	if len(ids) != 123 {
+		t.Fatalf("DefaultCatalog has %d cards, want the 123 of cards.csv", len(ids))
 	}
 	for i := 1; i < len(ids); i++ {
 		if ids[i-1] >= ids[i] {

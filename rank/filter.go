@@ -217,9 +217,11 @@ func (s *Snapshot) Regions() []string {
 // CardsNamed lists the canonical cards a person's name for a card denotes,
 // sorted (nil: none), trying in turn, in any case and with separators and
 // vendor words ignored: a canonical id ("h100-80gb-sxm", "RTX4090"); a
-// model ("H100": its PCIe and SXM cards, not the H100 NVL; "A100"); a
-// generic or SkyPilot alias of one card ("H100 SXM", "A100-80GB"); a
-// prefix of ids at a dash ("MI300X", "H100-80GB").
+// model ("H100": its PCIe and SXM cards and the H100 whose form no
+// offer stated, not the H100 NVL; "A100"); a generic or SkyPilot alias of
+// one card ("H100 SXM"); a prefix of ids at a dash ("MI300X"). The id of
+// a form-not-stated card names its family: "H100-80GB" is that card and
+// the parts of its model and memory (H100-80GB-PCIE, H100-80GB-SXM).
 func CardsNamed(cat *normalize.Catalog, name string) []string {
 	want := squash(name)
 	if want == "" {
@@ -227,13 +229,24 @@ func CardsNamed(cat *normalize.Catalog, name string) []string {
 	}
 	ids := cat.IDs()
 	for _, id := range ids {
-		if squash(id) == want {
+		if squash(id) != want {
+			continue
+		}
+		c, _ := cat.Card(id)
+		if !normalize.FormNotStated(c) {
 			return []string{id}
 		}
+		var out []string // its family: the same model and memory
+		for _, v := range ids {
+			if p, _ := cat.Card(v); normalize.FamilyModel(p) == normalize.FamilyModel(c) && p.MemoryGB == c.MemoryGB {
+				out = append(out, v)
+			}
+		}
+		return out
 	}
 	var out []string
 	for _, id := range ids {
-		if c, _ := cat.Card(id); squash(c.Model) == want {
+		if c, _ := cat.Card(id); squash(normalize.FamilyModel(c)) == want {
 			out = append(out, id)
 		}
 	}

@@ -149,14 +149,21 @@ func TestQueryOffers_ListingFilters(t *testing.T) {
 func TestCardsNamed(t *testing.T) {
 	cat := normalize.DefaultCatalog()
 	for name, want := range map[string][]string{
-		"H100":          {"H100-80GB-PCIE", "H100-80GB-SXM"},
-		"h100":          {"H100-80GB-PCIE", "H100-80GB-SXM"},
+		// "H100" is every H100 but the NVL: the PCIe and SXM parts and
+		// the lower-bound card of offers that name no form factor.
+		"H100":          {"H100-80GB", "H100-80GB-PCIE", "H100-80GB-SXM"},
+		"h100":          {"H100-80GB", "H100-80GB-PCIE", "H100-80GB-SXM"},
 		"h100-80gb-sxm": {"H100-80GB-SXM"},
-		"H100 NVL":      {"H100-94GB-NVL"},
-		"RTX4090":       {"RTX-4090"},
-		"mi300x":        {"MI300X-192GB"},
-		"nosuchcard":    nil,
-		"":              nil,
+		// A lower-bound card's id names its family: itself and its parts.
+		"H100-80GB":              {"H100-80GB", "H100-80GB-PCIE", "H100-80GB-SXM"},
+		"a100 80gb":              {"A100-80GB", "A100-80GB-PCIE", "A100-80GB-SXM"},
+		"V100-16GB":              {"V100-16GB", "V100-16GB-FHHL", "V100-16GB-PCIE", "V100-16GB-SXM2"},
+		"RTX PRO 6000 Blackwell": {"RTX-PRO-6000-96GB", "RTX-PRO-6000-MAXQ", "RTX-PRO-6000-SERVER", "RTX-PRO-6000-WS"},
+		"H100 NVL":               {"H100-94GB-NVL"},
+		"RTX4090":                {"RTX-4090"},
+		"mi300x":                 {"MI300X-192GB"},
+		"nosuchcard":             nil,
+		"":                       nil,
 	} {
 		if got := rank.CardsNamed(cat, name); !slices.Equal(got, want) {
 			t.Errorf("%q: %v, want %v", name, got, want)

@@ -628,29 +628,16 @@ func TestSources_Check(t *testing.T) {
 	// was looked for): their offers are left out of the share, and any
 	// other unknown name counts against the 98%.
 	exempt := map[string]map[string]bool{
+		// Names that state the family and memory but no form factor or
+		// edition map to the lower-bound cards and need no exemption.
 		"skypilot": {
-			"A100-80GB":            true, // Paperspace A100-80G(x8): GpuInfo is a bare name
-			"H100":                 true, // Paperspace H100(x8): likewise
-			"V100":                 true, // Paperspace V100
-			"V100-32GB":            true, // Paperspace V100-32G(x2, x4)
-			"V100 (16 GB)":         true, // Lambda gpu_8x_v100(_n), Verda 1V100.6V, Cudo: SXM2 or PCIe stated nowhere
-			"Tesla V100 (16 GB)":   true, // SkyPilot's Vast group median
-			"RTX-PRO-6000 (96 GB)": true, // Verda: Server, Workstation or Max-Q edition not stated
+			"V100": true, // Paperspace V100: a bare name, no memory (16 or 32 GB)
 		},
 		"oracle": {
-			"B109480 OCI - Compute - GPU - H100T": true, // no shape of Oracle's reference bills it
-			"B93544 OCI - Compute - GPU - E4":     true, // likewise
-			"RTX PRO 6000 (96 GB)":                true, // BM.GPU.RTXPRO.8: edition not stated
+			"B93544 OCI - Compute - GPU - E4": true, // names no GPU; no shape of Oracle's reference bills it
 		},
 		"vast": {
 			"RTX 3060 laptop (12 GB)": true, // no vendor spec of a 12 GB laptop board (scrapers/vast's fixture test)
-		},
-		"cny-index": {
-			"A100 80GB (80 GB)":         true, // PCIe or SXM not said
-			"A800 80GB (80 GB)":         true,
-			"H100 80GB (80 GB)":         true,
-			"V100 16GB (16 GB)":         true,
-			"RTX PRO 6000 96GB (96 GB)": true, // edition not said
 		},
 	}
 	for _, c := range res.Sources {

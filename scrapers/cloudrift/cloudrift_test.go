@@ -22,9 +22,10 @@ func TestScraper_Fixture(t *testing.T) {
 	if len(res.Observations) != 9 {
 		t.Fatalf("%d observations, want 9 (the RTX 4090 ×1 and the V100 in two datacenters each)", len(res.Observations))
 	}
-	// RTX PRO 6000 names no edition (workstation, server, Max-Q): unknown.
-	if g.Unknown["RTX PRO 6000 (96 GB)"] != 1 {
-		t.Errorf("unknown %v: the RTX PRO 6000 must stay unknown", g.Unknown)
+	// Every name maps; the RTX PRO 6000 names no edition (Workstation,
+	// Server, Max-Q): the lower-bound card, below.
+	if len(g.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", g.Unknown)
 	}
 	for _, c := range []struct {
 		key, card string
@@ -32,13 +33,14 @@ func TestScraper_Fixture(t *testing.T) {
 		price     float64 // USD per GPU-hour, by hand
 		avail     pricewatch.Availability
 	}{
-		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes},             // 39 ¢ / 1
-		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},                    // 0 nodes free
-		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes},             // 312 ¢ / 8 = 39 ¢
-		{"cloudrift/rtx59-16c-n.2/us-east-nc-nr-1/ondemand", "RTX-5090", 2, 0.65, pricewatch.AvailableYes},            // 130 ¢ / 2
-		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 4.00, pricewatch.AvailableNo},                // 3200 ¢ / 8 = 400 ¢
-		{"cloudrift/v100-6-52-400-generic.1/ustx1a_a01/ondemand", "V100-16GB-SXM2", 1, 0.25, pricewatch.AvailableYes}, // 25 ¢ / 1
-		{"cloudrift/l40s-8-64-500.1/-/ondemand", "L40S", 1, 0.63, pricewatch.AvailableNo},                             // 63 ¢, no datacenter listed
+		{"cloudrift/rtx49-7c-n.1/us-east-nc-nr-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableYes},                      // 39 ¢ / 1
+		{"cloudrift/rtx49-7c-n.1/eu-west-1/ondemand", "RTX-4090", 1, 0.39, pricewatch.AvailableNo},                             // 0 nodes free
+		{"cloudrift/rtx49-7c-n.8/us-east-nc-nr-1/ondemand", "RTX-4090", 8, 0.39, pricewatch.AvailableYes},                      // 312 ¢ / 8 = 39 ¢
+		{"cloudrift/rtx59-16c-n.2/us-east-nc-nr-1/ondemand", "RTX-5090", 2, 0.65, pricewatch.AvailableYes},                     // 130 ¢ / 2
+		{"cloudrift/mi350x-16c.8/us-west-3/ondemand", "MI350X-288GB", 8, 4.00, pricewatch.AvailableNo},                         // 3200 ¢ / 8 = 400 ¢
+		{"cloudrift/v100-6-52-400-generic.1/ustx1a_a01/ondemand", "V100-16GB-SXM2", 1, 0.25, pricewatch.AvailableYes},          // 25 ¢ / 1
+		{"cloudrift/l40s-8-64-500.1/-/ondemand", "L40S", 1, 0.63, pricewatch.AvailableNo},                                      // 63 ¢, no datacenter listed
+		{"cloudrift/rtxpro6000-11-50-500-1l.1/us-central-2/ondemand", "RTX-PRO-6000-96GB", 1, 1.3936, pricewatch.AvailableYes}, // 139.36 ¢ / 1; edition not stated
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)

@@ -23,9 +23,11 @@ func TestScraper_Fixture(t *testing.T) {
 	// 15.92 / 8 = 1.99 USD per GPU-hour; 1536 GiB / 8 = 192 GiB a GPU.
 	scrapertest.Price(t, nr, "digitalocean/gpu-mi300x8-1536gb/-/ondemand", "MI300X-192GB", pricewatch.ModeOnDemand, 1.99)
 	scrapertest.Rent(t, nr, "digitalocean/gpu-mi300x8-1536gb/-/ondemand", pricewatch.RentFixed, 8)
-	// "nvidia_h100" says neither SXM nor PCIe: kept, unknown, at 23.92 / 8 = 2.99.
+	// "nvidia_h100" says neither SXM nor PCIe: the H100-80GB lower-bound
+	// card (unknown before), at 23.92 / 8 = 2.99.
+	scrapertest.Price(t, nr, "digitalocean/gpu-h100x8-640gb/-/ondemand", "H100-80GB", pricewatch.ModeOnDemand, 2.99)
 	h := scrapertest.Find(t, nr, "digitalocean/gpu-h100x8-640gb/-/ondemand")
-	if h.Card != "" || g.Unknown["nvidia_h100 (80 GB)"] != 1 || h.Available != pricewatch.AvailableYes || h.Stock != "in nyc1" {
+	if len(g.Unknown) != 0 || h.Available != pricewatch.AvailableYes || h.Stock != "in nyc1" {
 		t.Errorf("H100 ×8: %+v, unknown %v", h, g.Unknown)
 	}
 }
@@ -62,7 +64,8 @@ func TestParse_Cases(t *testing.T) {
 // repository not resolved by our search tool; dstackai/gpuhunt
 // src/gpuhunt/providers/digitalocean.py @ 35841515 names
 // "nvidia_rtx6000_ada" among the API's ids). Both were unknown, 3 of the 5
-// model ids with "nvidia_h100", which still states no form factor.
+// model ids with "nvidia_h100", which states no form factor: it maps to the
+// H100-80GB lower-bound card.
 // The sizes' prices are the public table's (fixtures/digitalocean/PROVENANCE.md).
 func TestParse_AdaModels(t *testing.T) {
 	body := `{"sizes": [
@@ -86,8 +89,9 @@ func TestParse_AdaModels(t *testing.T) {
 	scrapertest.Price(t, nr, "digitalocean/gpu-6000adax1-48gb/-/ondemand", "RTX-6000-ADA", pricewatch.ModeOnDemand, 1.57)
 	scrapertest.Price(t, nr, "digitalocean/gpu-l40sx1-48gb/-/ondemand", "L40S", pricewatch.ModeOnDemand, 1.57)
 	scrapertest.Price(t, nr, "digitalocean/gpu-mi300x1-192gb/-/ondemand", "MI300X-192GB", pricewatch.ModeOnDemand, 1.99)
-	if len(nr.Unknown) != 1 || nr.Unknown["nvidia_h100 (80 GB)"] != 1 {
-		t.Errorf("unknown %v, want only nvidia_h100", nr.Unknown)
+	scrapertest.Price(t, nr, "digitalocean/gpu-h100x1-80gb/-/ondemand", "H100-80GB", pricewatch.ModeOnDemand, 3.39)
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", nr.Unknown)
 	}
 }
 

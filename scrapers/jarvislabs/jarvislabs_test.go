@@ -37,9 +37,10 @@ func TestScraper_Fixture(t *testing.T) {
 		// Prices are per GPU-hour already: no division by num_gpus.
 		{"jarvislabs/L4/india-noida-01/ondemand", "L4", pricewatch.ModeOnDemand, 0.44},
 		{"jarvislabs/L4/india-noida-01/spot", "L4", pricewatch.ModeSpot, 0.29},
-		{"jarvislabs/A100-80GB/india-noida-01/ondemand", "", pricewatch.ModeOnDemand, 1.49},
-		{"jarvislabs/A100-80GB/india-noida-01/spot", "", pricewatch.ModeSpot, 0.89},
-		{"jarvislabs/H100/europe-01/ondemand", "", pricewatch.ModeOnDemand, 2.99},
+		// SXM or PCIe not stated: the lower-bound cards (unknown before).
+		{"jarvislabs/A100-80GB/india-noida-01/ondemand", "A100-80GB", pricewatch.ModeOnDemand, 1.49},
+		{"jarvislabs/A100-80GB/india-noida-01/spot", "A100-80GB", pricewatch.ModeSpot, 0.89},
+		{"jarvislabs/H100/europe-01/ondemand", "H100-80GB", pricewatch.ModeOnDemand, 2.99},
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}
@@ -58,9 +59,8 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Error("null spot_price must give no spot offer")
 		}
 	}
-	// Form factor unknown: reported with the memory vram states.
-	if nr.Unknown["A100-80GB (80 GB)"] != 2 || nr.Unknown["H100 (80 GB)"] != 1 {
-		t.Errorf("unknown = %v", nr.Unknown)
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown = %v, want none", nr.Unknown)
 	}
 }
 

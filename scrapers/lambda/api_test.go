@@ -45,9 +45,15 @@ func TestScraper_APIFixture(t *testing.T) {
 			t.Errorf("%s: available %q, want %q", c.key, o.Available, c.avail)
 		}
 	}
-	// "Tesla V100 (16 GB)" states no form factor: unknown, as on the page.
-	if len(nr.Unknown) != 1 || nr.Unknown["Tesla V100 (16 GB)"] != 1 {
-		t.Errorf("unknown %v, want only the V100", nr.Unknown)
+	// "Tesla V100 (16 GB)" states no form factor: the V100-16GB lower-bound
+	// card, as on the page (unknown before); no name is left unknown.
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", nr.Unknown)
+	}
+	for _, o := range nr.Offers {
+		if strings.Contains(o.GPUName, "V100") && o.Card != "V100-16GB" {
+			t.Errorf("%s: card %q, want the V100-16GB lower bound", o.Key, o.Card)
+		}
 	}
 	// The specs are the whole instance's: gpu_8x_h100_sxm5 208 vCPUs,
 	// 1800 GiB, 24780 GiB of storage.

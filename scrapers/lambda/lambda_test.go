@@ -57,10 +57,10 @@ func TestScraper_PageFixture(t *testing.T) {
 		{"lambda/NVIDIA RTX A6000/14vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_1x_a6000
 		{"lambda/NVIDIA RTX A6000/28vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_2x_a6000 2.18/2
 		{"lambda/NVIDIA RTX A6000/56vcpu/-/ondemand", "RTX-A6000", 1.09},      // gpu_4x_a6000 4.36/4
-		// No Lambda page or response states the V100's form factor: unknown
-		// (card ""), priced all the same (this was V100-16GB-SXM2 before).
-		{"lambda/NVIDIA Tesla V100/92vcpu/-/ondemand", "", 0.79},                     // gpu_8x_v100 6.32/8
-		{"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand", "", 0.79},                     // gpu_8x_v100_n 6.32/8
+		// No Lambda page or response states the V100's form factor: the
+		// V100-16GB lower-bound card (V100-16GB-SXM2 once, then unknown).
+		{"lambda/NVIDIA Tesla V100/92vcpu/-/ondemand", "V100-16GB", 0.79},            // gpu_8x_v100 6.32/8
+		{"lambda/NVIDIA Tesla V100/88vcpu/-/ondemand", "V100-16GB", 0.79},            // gpu_8x_v100_n 6.32/8
 		{"lambda/NVIDIA Quadro RTX 6000/14vcpu/-/ondemand", "QUADRO-RTX-6000", 0.69}, // gpu_1x_rtx6000
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
@@ -94,9 +94,9 @@ func TestScraper_PageFixture(t *testing.T) {
 			t.Errorf("%s: per GPU %v, memory %v", o.OfferID, o.PerGPU, o.GPUMemoryGB)
 		}
 	}
-	// Only the V100 is unknown (the Quadro RTX 6000 is a card).
-	if len(nr.Unknown) != 1 || nr.Unknown["NVIDIA Tesla V100 (16 GB)"] != 2 {
-		t.Errorf("unknown = %v, want the two V100 shapes only", nr.Unknown)
+	// Every row maps (the Quadro RTX 6000 is a card; the V100 the lower bound).
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown = %v, want none", nr.Unknown)
 	}
 }
 

@@ -56,8 +56,8 @@ func TestNeedsKey(t *testing.T) {
 
 // Product names carry their memory ("RTX 4090 24GB"): read as the GPU with
 // that memory. A bare "A100 80GB" (the name Novita's SDK tests use) states
-// no form factor and stays unknown; regions given as the API reference's
-// object are read by their keys.
+// no form factor: the A100-80GB lower-bound card (unknown before); regions
+// given as the API reference's object are read by their keys.
 func TestParse_Names(t *testing.T) {
 	obs, err := novita.Parse([]byte(`{"data": [
 	  {"id": "a", "name": "A100 80GB", "price": 160000, "availableDeploy": true, "regions": {"CN-HK-01": {}}},
@@ -72,9 +72,10 @@ func TestParse_Names(t *testing.T) {
 		t.Errorf("RTX 3090: %+v", obs[1])
 	}
 	nr := normalize.DefaultCatalog().Normalize(obs, scrapertest.At)
-	if nr.Unknown["A100 (80 GB)"] != 1 || len(nr.Unknown) != 1 {
-		t.Errorf("unknown %v, want the bare A100 only", nr.Unknown)
+	if len(nr.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", nr.Unknown)
 	}
+	scrapertest.Price(t, nr, "novita/a/CN-HK-01/ondemand", "A100-80GB", pricewatch.ModeOnDemand, 1.6) // 160000 ÷ 100000
 }
 
 func TestParse_Errors(t *testing.T) {

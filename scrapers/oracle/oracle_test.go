@@ -17,36 +17,39 @@ import (
 )
 
 // The fixture is a real price list answer (fixtures/oracle/PROVENANCE.md):
-// 35 parts, of which 23 GPU-hour rentals billing 21 known shapes, and 12
+// 35 parts, of which 23 GPU-hour rentals billing 22 known shapes, and 12
 // GPU-hour parts that are no rental (8 NVIDIA AI Enterprise licences, 3
 // Cloud@Customer parts; before the fence in isGPUPart they were 11 unknown
 // offers, 34 in all, 59% mapped) beside per-node, per-day and OCPU parts.
 func TestScraper_Fixture(t *testing.T) {
 	res := scrapertest.ScrapeFixtures(t, "oracle")
 	nr, g := scrapertest.CheckFixture(t, "oracle", res)
-	scrapertest.FixedUnits(t, nr, "oracle/B109480/-/ondemand", "oracle/B93544/-/ondemand")
-	// Unknown, never guessed: H100T and "E4" name no shape of Oracle's
-	// reference; the RTX PRO 6000's edition is not stated.
-	want := map[string]int{"B109480 OCI - Compute - GPU - H100T": 1, "B93544 OCI - Compute - GPU - E4": 1, "RTX PRO 6000 (96 GB)": 1}
+	scrapertest.FixedUnits(t, nr, "oracle/B93544/-/ondemand")
+	// Unknown, never guessed: "E4" names no GPU. H100T's shape (read from
+	// OCI scripts) and the RTX PRO 6000 state no form factor or edition:
+	// they rank as the lower-bound cards, below.
+	want := map[string]int{"B93544 OCI - Compute - GPU - E4": 1}
 	if len(res.Observations) != 23 || !maps.Equal(g.Unknown, want) {
-		t.Fatalf("%d observations, unknown %v; want 23 (21 shapes + 2 unknown parts), unknown %v", len(res.Observations), g.Unknown, want)
+		t.Fatalf("%d observations, unknown %v; want 23 (22 shapes + 1 unknown part), unknown %v", len(res.Observations), g.Unknown, want)
 	}
 	for _, c := range []struct {
 		key, card string
 		gpus      int
 		price     float64 // USD per GPU-hour: the part's price, whatever the count
 	}{
-		{"oracle/BM.GPU.H100.8/-/ondemand", "H100-80GB-SXM", 8, 10.0},     // B98415 10; 8 × 10.00 = 80.00 an hour for the shape
-		{"oracle/VM.GPU.A10.2/-/ondemand", "A10", 2, 2.0},                 // B95909 2; 2 × 2.00 = 4.00
-		{"oracle/BM.GPU4.8/-/ondemand", "A100-40GB-SXM", 8, 3.05},         // B92740 3.05; 8 × 3.05 = 24.40
-		{"oracle/BM.GPU.GB200.4/-/ondemand", "B200-186GB-GB200", 4, 16.0}, // B110979 16; 4 × 16.00 = 64.00
-		{"oracle/BM.GPU.B300.8/-/ondemand", "B300-288GB-SXM", 8, 15.0},    // B112237 15; 8 × 15.00 = 120.00
-		{"oracle/BM.GPU.GB300.4/-/ondemand", "B300-288GB-GB300", 4, 18.0}, // B112140 18; 4 × 18.00 = 72.00
-		{"oracle/BM.GPU.MI355X.8/-/ondemand", "MI355X-288GB", 8, 8.6},     // B111758 8.6; 8 × 8.60 = 68.80
-		{"oracle/BM.GPU3.8/-/ondemand", "V100-16GB-SXM2", 8, 2.95},        // B89734 2.95; 8 × 2.95 = 23.60
-		{"oracle/VM.GPU3.4/-/ondemand", "V100-16GB-SXM2", 4, 2.95},        // 4 × 2.95 = 11.80
-		{"oracle/BM.GPU2.2/-/ondemand", "P100-16GB-PCIE", 2, 1.275},       // B88517 1.275; 2 × 1.275 = 2.55
-		{"oracle/VM.GPU2.1/-/ondemand", "P100-16GB-PCIE", 1, 1.275},       // B88518 1.275
+		{"oracle/BM.GPU.H100.8/-/ondemand", "H100-80GB-SXM", 8, 10.0},      // B98415 10; 8 × 10.00 = 80.00 an hour for the shape
+		{"oracle/BM.GPU.H100T.8/-/ondemand", "H100-80GB", 8, 10.75},        // B109480 10.75; 8 × 10.75 = 86.00 (form not stated: lower bound)
+		{"oracle/BM.GPU.RTXPRO.8/-/ondemand", "RTX-PRO-6000-96GB", 8, 4.5}, // B112613 4.5; 8 × 4.50 = 36.00 (edition not stated: lower bound)
+		{"oracle/VM.GPU.A10.2/-/ondemand", "A10", 2, 2.0},                  // B95909 2; 2 × 2.00 = 4.00
+		{"oracle/BM.GPU4.8/-/ondemand", "A100-40GB-SXM", 8, 3.05},          // B92740 3.05; 8 × 3.05 = 24.40
+		{"oracle/BM.GPU.GB200.4/-/ondemand", "B200-186GB-GB200", 4, 16.0},  // B110979 16; 4 × 16.00 = 64.00
+		{"oracle/BM.GPU.B300.8/-/ondemand", "B300-288GB-SXM", 8, 15.0},     // B112237 15; 8 × 15.00 = 120.00
+		{"oracle/BM.GPU.GB300.4/-/ondemand", "B300-288GB-GB300", 4, 18.0},  // B112140 18; 4 × 18.00 = 72.00
+		{"oracle/BM.GPU.MI355X.8/-/ondemand", "MI355X-288GB", 8, 8.6},      // B111758 8.6; 8 × 8.60 = 68.80
+		{"oracle/BM.GPU3.8/-/ondemand", "V100-16GB-SXM2", 8, 2.95},         // B89734 2.95; 8 × 2.95 = 23.60
+		{"oracle/VM.GPU3.4/-/ondemand", "V100-16GB-SXM2", 4, 2.95},         // 4 × 2.95 = 11.80
+		{"oracle/BM.GPU2.2/-/ondemand", "P100-16GB-PCIE", 2, 1.275},        // B88517 1.275; 2 × 1.275 = 2.55
+		{"oracle/VM.GPU2.1/-/ondemand", "P100-16GB-PCIE", 1, 1.275},        // B88518 1.275
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, pricewatch.ModeOnDemand, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
@@ -87,9 +90,15 @@ func TestScraper_MatchesSkyPilotCatalog(t *testing.T) {
 			t.Errorf("%s: %v an hour (found %v), SkyPilot %v", r[0], p, ok, want)
 		}
 	}
+	// BM.GPU.H100T.8 (part B109480) is named by OCI's own scripts, not by
+	// the shape reference SkyPilot's fetcher joins with: it has no row there.
+	notInSkyPilot := map[string]bool{"BM.GPU.H100T.8": true}
 	for id := range got {
-		if !seen[id] && strings.Contains(id, ".") { // a shape (part numbers, "B93544", are no shapes)
+		if !seen[id] && strings.Contains(id, ".") && !notInSkyPilot[id] { // a shape (part numbers, "B93544", are no shapes)
 			t.Errorf("%s: an offer here, no row in SkyPilot's catalog", id)
+		}
+		if seen[id] && notInSkyPilot[id] {
+			t.Errorf("%s: SkyPilot's catalog has it now: check its price and drop the exception", id)
 		}
 	}
 }

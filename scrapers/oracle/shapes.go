@@ -25,9 +25,16 @@ type part struct {
 // The form factor of the 8-GPU bare-metal boards (A100, H100, H200, B200,
 // B300) is the HGX/NVSwitch board those shapes are (8 GPUs with NVLink),
 // named SXM here; VM.GPU3's V100 is the SXM2 part; X7's P100 the PCIe card.
-// The RTX PRO 6000's edition is not stated: it stays unknown. B93544 ("GPU
-// - E4") and B109480 ("GPU - H100T") name no GPU a shape of the reference
-// bills: reported, never guessed.
+// The RTX PRO 6000's edition is not stated: it resolves to the edition-not-
+// stated card (RTX-PRO-6000-96GB, the slowest edition's figures: a lower
+// bound, not a guess). B109480 ("GPU - H100T") bills BM.GPU.H100T.8, a shape
+// Oracle's shape reference does not list: its name is read from public OCI
+// HPC/OKE scripts (RDMA set-up per shape, field diagnostics), which treat it
+// beside BM.GPU.H100.8 with the same 16 RDMA NIC ports; ".8" is its GPU
+// count as in every OCI bare-metal GPU shape name. Neither its form factor
+// nor its memory is stated anywhere we read, so it is named plain "H100"
+// with no memory: the H100-80GB lower-bound card. B93544 ("GPU - E4") names
+// no GPU: reported under its part number, never guessed.
 var shapes = map[string]part{
 	"B88517":  {"P100 PCIE", 16, []shape{{"BM.GPU2.2", 2}}},
 	"B88518":  {"P100 PCIE", 16, []shape{{"VM.GPU2.1", 1}}},
@@ -37,6 +44,7 @@ var shapes = map[string]part{
 	"B95907":  {"A100 SXM4 80GB", 80, []shape{{"BM.GPU.A100-v2.8", 8}}},
 	"B109479": {"L40S", 48, []shape{{"BM.GPU.L40S.4", 4}}},
 	"B98415":  {"H100 SXM", 80, []shape{{"BM.GPU.H100.8", 8}}},
+	"B109480": {"H100", 0, []shape{{"BM.GPU.H100T.8", 8}}},
 	"B110519": {"H200 SXM", 141, []shape{{"BM.GPU.H200.8", 8}}},
 	"B109485": {"MI300X", 192, []shape{{"BM.GPU.MI300X.8", 8}}},
 	"B111758": {"MI355X", 288, []shape{{"BM.GPU.MI355X.8", 8}}},

@@ -33,6 +33,11 @@ func TestScraper_Fixture(t *testing.T) {
 		{"ovhcloud/a10-90/-/ondemand", "A10", pricewatch.ModeOnDemand, 2, 0.76},               // 1.52 / 2
 		{"ovhcloud/l4-90/-/monthly", "L4", pricewatch.ModeMonthly, 1, 540.0 / 730},            // 540 a month ÷ 730 h = 0.739726
 		{"ovhcloud/h200-1920/-/ondemand", "H200-141GB-SXM", pricewatch.ModeOnDemand, 8, 5.25}, // 4200000000 × 1e-8 = 42.00 / 8
+		// "H100", "A100" (80 GB), "Tesla V100" (16 GB) state no form factor:
+		// the lower-bound cards (unknown before).
+		{"ovhcloud/h100-380/-/ondemand", "H100-80GB", pricewatch.ModeOnDemand, 1, 2.80}, // 280000000 × 1e-8
+		{"ovhcloud/a100-180/-/ondemand", "A100-80GB", pricewatch.ModeOnDemand, 1, 2.75}, // 275000000 × 1e-8
+		{"ovhcloud/t1-45/-/ondemand", "V100-16GB", pricewatch.ModeOnDemand, 1, 0.70},    // 70000000 × 1e-8
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 		scrapertest.Rent(t, nr, c.key, pricewatch.RentFixed, c.gpus)
@@ -45,9 +50,8 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("%s read: Windows, AI-serving and CPU addons stay out", o.OfferID)
 		}
 	}
-	// "H100", "A100", "Tesla V100" state no form factor: kept, unknown.
-	if g.Unknown["H100 (80 GB)"] != 6 {
-		t.Errorf("unknown %v", g.Unknown)
+	if len(g.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", g.Unknown)
 	}
 }
 

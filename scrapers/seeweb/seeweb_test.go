@@ -24,9 +24,11 @@ func TestScraper_Fixture(t *testing.T) {
 	}
 	scrapertest.Price(t, nr, "seeweb/ECS1GPU7/it-mi2/ondemand", "L40S", pricewatch.ModeOnDemand, 0.85)
 	scrapertest.Price(t, nr, "seeweb/ECS1GPU9/it-fr2/ondemand", "MI300X-192GB", pricewatch.ModeOnDemand, 1.6)
-	// "A100 80GB" states no form factor: kept, unknown, at 1.98 / 2 = 0.99.
-	if g.Unknown["A100 (80 GB)"] != 1 {
-		t.Errorf("unknown %v", g.Unknown)
+	// "A100 80GB" states no form factor: the A100-80GB lower-bound card
+	// (unknown before), at 1.98 / 2 = 0.99.
+	scrapertest.Price(t, nr, "seeweb/ECS2GPU3/it-fr2/ondemand", "A100-80GB", pricewatch.ModeOnDemand, 0.99)
+	if len(g.Unknown) != 0 {
+		t.Errorf("unknown %v, want none", g.Unknown)
 	}
 	// available: true is an active plan, not stock: unknown.
 	if o := scrapertest.Find(t, nr, "seeweb/ECS2GPU3/it-fr2/ondemand"); o.GPUs != 2 || o.Currency != "EUR" || o.Available != pricewatch.AvailableUnknown {
@@ -78,8 +80,8 @@ func TestScraper_PlanDetails(t *testing.T) {
 // gpu_label as SkyPilot's fetcher maps it; see PROVENANCE.md). The label
 // keeps its memory word ("L4 24GB"): before the scraper dropped it, 22 of
 // the 27 plans were unknown (only "L40s 48GB", by a Seeweb alias, and "A30"
-// mapped). Without it 17 map; A100 and H100 (no form factor) and RTX PRO
-// 6000 (no edition) stay unknown.
+// mapped). Without it 17 map, and all 27 since A100 and H100 (no form
+// factor) and RTX PRO 6000 (no edition) map to the lower-bound cards.
 func TestParse_RealPlanLabels(t *testing.T) {
 	body, err := fs.ReadFile(fixtures.FS(), "seeweb/plans-skypilot-catalog.json")
 	if err != nil {
@@ -108,7 +110,8 @@ func TestParse_RealPlanLabels(t *testing.T) {
 	for _, c := range plans {
 		byCard[c]++
 	}
-	want := map[string]int{"L4": 4, "RTX-A6000": 3, "H200-141GB-SXM": 4, "L40S": 4, "A30": 1, "QUADRO-RTX-6000": 1, "": 10}
+	want := map[string]int{"L4": 4, "RTX-A6000": 3, "H200-141GB-SXM": 4, "L40S": 4, "A30": 1, "QUADRO-RTX-6000": 1,
+		"A100-80GB": 3, "H100-80GB": 3, "RTX-PRO-6000-96GB": 4}
 	if len(plans) != 27 {
 		t.Fatalf("%d plans, want 27", len(plans))
 	}
@@ -118,11 +121,7 @@ func TestParse_RealPlanLabels(t *testing.T) {
 		}
 	}
 	for name := range mapped {
-		switch name {
-		case "unknown: A100", "unknown: H100", "unknown: RTX PRO 6000":
-		default:
-			t.Errorf("%s", name)
-		}
+		t.Errorf("%s", name)
 	}
 }
 

@@ -333,8 +333,9 @@ func FormFactor(s string) string {
 // both Lambda's gpu_1x_h100_pcie and gpu_1x_h100_sxm5 "H100", and Vast's
 // H100 SXM and H100 NVL alike, while the GpuInfo name ("A100 PCIe") or the
 // instance type ("gpu_8x_a100_80gb_sxm4", "1x-H100_SXM-32-65536") says which
-// card it is. Without such a word the name stays as written (and an
-// ambiguous one stays unknown).
+// card it is. Without such a word the name stays as written (an ambiguous
+// one maps to its family's lower-bound card when the memory is known, else
+// stays unknown: normalize/data/aliases.csv).
 func GPUName(accel, infoName, instanceType string) string {
 	if FormFactor(accel) != "" {
 		return accel

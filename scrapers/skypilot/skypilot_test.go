@@ -138,16 +138,24 @@ func TestScraper_Fixture(t *testing.T) {
 			t.Errorf("%s: card %q (found %v), want %q", key, o.Card, ok, card)
 		}
 	}
-	// Names that state no form factor (or edition) where the row's fields
-	// do not decide it stay unknown.
-	for _, name := range []string{
-		"V100 (16 GB)",         // Lambda, Verda: SXM2 or PCIe, stated nowhere
-		"RTX-PRO-6000 (96 GB)", // Verda: Server, Workstation or Max-Q not stated
-		"H100",                 // Paperspace: GpuInfo is just "H100", no memory
+	// Names that state the family and memory but no form factor (or
+	// edition) where the row's fields do not decide it map to the
+	// lower-bound cards (unknown before: 19 offers); a bare "V100" with no
+	// memory (Paperspace) is 16 or 32 GB and stays unknown.
+	for key, card := range map[string]string{
+		"skypilot/lambda/gpu_8x_v100/us-east-1/ondemand":               "V100-16GB",         // "V100" 16 GB: SXM2 or PCIe stated nowhere
+		"skypilot/verda/1RTXPRO6000.30V/FIN-03/ondemand":               "RTX-PRO-6000-96GB", // Server, Workstation or Max-Q not stated
+		"skypilot/paperspace/H100/East Coast (NY2)/ondemand":           "H100-80GB",         // GpuInfo is just "H100", no memory
+		"skypilot/paperspace/A100-80G/East Coast (NY2)/ondemand":       "A100-80GB",
+		"skypilot/paperspace/V100-32Gx4/East Coast (NY2)/ondemand":     "V100-32GB",
+		"skypilot/vast/8x-Tesla_V100-32-65536/Sweden, SE, EU/ondemand": "V100-16GB", // a group median over SXM2 and PCIe boards
 	} {
-		if nr.Unknown[name] == 0 {
-			t.Errorf("unknown report misses %q: %v", name, nr.Unknown)
+		if o, ok := keys[key]; !ok || o.Card != card {
+			t.Errorf("%s: card %q (found %v), want %q", key, o.Card, ok, card)
 		}
+	}
+	if len(nr.Unknown) != 1 || nr.Unknown["V100"] != 1 {
+		t.Errorf("unknown %v, want only Paperspace's bare V100", nr.Unknown)
 	}
 	// Before data/parts.csv these 9 offers were unknown ("A100 (40 GB)" ×2,
 	// "H100 (80 GB)" ×2, "A100-80GB (80 GB)" ×5); the provider's own
@@ -200,7 +208,7 @@ func TestScraper_OptInClouds(t *testing.T) {
 		{"skypilot/aws/p4d.24xlarge/us-east-1/use1-az6/spot", "", pricewatch.ModeSpot, 7.8799 / 8},
 		{"skypilot/aws/p5e.48xlarge/us-east-2/spot", "H200-141GB-SXM", pricewatch.ModeSpot, 18.7359 / 8},  // empty Price, one zone
 		{"skypilot/scaleway/H100-2-80G/fr-par/ondemand", "H100-80GB-PCIE", pricewatch.ModeOnDemand, 2.52}, // 5.04 / 2, GpuInfo "NVIDIA H100 PCIe"
-		{"skypilot/ovhcloud/a100-360/GRA/ondemand", "", pricewatch.ModeOnDemand, 3.075},                   // 6.15 / 2
+		{"skypilot/ovhcloud/a100-360/GRA/ondemand", "A100-80GB", pricewatch.ModeOnDemand, 3.075},          // 6.15 / 2; no form factor: lower bound
 	} {
 		scrapertest.Price(t, nr, c.key, c.card, c.mode, c.price)
 	}

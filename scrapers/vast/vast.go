@@ -222,7 +222,7 @@ func BidAboveOnDemand(spot, onDemand float64) bool {
 // their CUDA cores and the form of each maximum SM clock (NVIDIA product
 // briefs; Wikipedia's GPU list): V100 SXM2 1530 MHz, PCIe 1380, the 150 W
 // FHHL card 1290; P100 SXM2 1480, PCIe 1303. A V100S or HGX-2 SXM3 (1597)
-// matches none and stays unknown.
+// matches none and keeps the bare name.
 var clockForms = map[string]struct {
 	cores int
 	forms map[int]string
@@ -266,7 +266,9 @@ const (
 // of the power limit the host sets. The clock names the form, and the
 // NVLink bandwidth and power limit must not contradict it (a PCIe card has
 // no NVLink and at most 250 W, the FHHL card 150 W). Otherwise the name
-// stays as written, and a bare "Tesla V100" stays unknown.
+// stays as written: a bare "Tesla V100" is then its memory's lower-bound
+// card (V100-16GB, V100-32GB: the slowest form's figures), a bare "Tesla
+// P100" stays unknown (normalize/data/aliases.csv).
 func GPUName(name string, gpus int, totalFLOPS, nvlinkGBs, maxPowerW float64) string {
 	cf, ok := clockForms[name]
 	if !ok || gpus <= 0 || !(totalFLOPS > 0) {
