@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/pricewatch/pricewatch"
+	"github.com/pricewatch/pricewatch/normalize"
 )
 
 // Constants of the estimation model that are not fitted (THROUGHPUT.md
@@ -301,7 +302,7 @@ func estimateOn(w Workload, c pricewatch.Card, gpus int, l Layout, k constants) 
 		return p, false
 	}
 	p.TokensPerSecond = tps
-	p.Note = trainingNote(c, w, prec, p.GPUs, st, k)
+	p.Note = trainingNote(c, w, prec, p.GPUs, st, k) + lowerBoundNote(c)
 	if p.GPUs == 1 {
 		p.GPUs = 0 // a single-GPU figure, as stored profiles write it
 	}
@@ -356,7 +357,7 @@ func servingEstimate(w Workload, c pricewatch.Card, gpus int, l Layout, k consta
 		}
 	}
 	p.TokensPerSecond = r.tps
-	p.Note = servingNote(s.eng, prec, c, l, r, w)
+	p.Note = servingNote(s.eng, prec, c, l, r, w) + lowerBoundNote(c)
 	if r.seqs < full {
 		p.Note += fmt.Sprintf("; %.0f of the %.0f sequences the engine would run, to meet the service level", r.seqs, full)
 	}
@@ -558,4 +559,14 @@ func DecodeBatch1TokensPerSecond(c pricewatch.Card, paramsB, bytesPerWeight floa
 		return 0
 	}
 	return EtaB1 * c.BandwidthGBs * 1e9 / w
+}
+
+// lowerBoundNote says an estimate is a floor where the card is one whose
+// form factor or edition the offer did not state (normalize.FormNotStated):
+// its figures are the slowest part's, so the cost per token is a ceiling.
+func lowerBoundNote(c pricewatch.Card) string {
+	if !normalize.FormNotStated(c) {
+		return ""
+	}
+	return "; the offer states no form factor or edition: priced at its slowest part's figures, a floor on throughput"
 }
