@@ -722,6 +722,29 @@ func TestCalibration_OutOfSample(t *testing.T) {
 		t.Logf("  %-24s %3d rows: %3d (%3.0f%%) within ±35%%, median estimate/measured %.2f (leave one publisher out)",
 			sub.name, len(sub.rows), in(sub.rows), 100*share(in(sub.rows), len(sub.rows)), med(sub.rows))
 	}
+	// data/accuracy.csv, what /v1/estimate tells a reader to allow for,
+	// is this measurement: rows and counts exactly, medians to the two
+	// decimals written.
+	table := accuracyTable()
+	for _, sub := range []struct {
+		subset string
+		rows   []Measurement
+	}{
+		{"serving-1gpu", single}, {"serving-multi-gpu", multiServe}, {"moe-serving", moe},
+		{"consumer-serving", consumer}, {"training", train},
+	} {
+		a, ok := table[sub.subset]
+		switch {
+		case !ok:
+			t.Errorf("data/accuracy.csv has no %s row", sub.subset)
+		case a.Rows != len(sub.rows) || a.Within != in(sub.rows) || math.Abs(a.MedianRatio-med(sub.rows)) > 0.005:
+			t.Errorf("data/accuracy.csv %s: %d rows, %d within, median %.2f; measured %d, %d, %.2f",
+				sub.subset, a.Rows, a.Within, a.MedianRatio, len(sub.rows), in(sub.rows), med(sub.rows))
+		}
+	}
+	if len(table) != 5 {
+		t.Errorf("data/accuracy.csv has %d rows, want the 5 kinds measured here", len(table))
+	}
 	for _, bar := range []struct {
 		name string
 		rows []Measurement

@@ -76,6 +76,9 @@ type EstimateResult struct {
 	TTFTms    float64 `json:"ttft_ms,omitempty"`
 	TPOTms    float64 `json:"tpot_ms,omitempty"`
 	Model     Model   `json:"model"`
+	// Accuracy is how far off estimates of this kind were on published
+	// runs (data/accuracy.csv), where the job runs.
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
 }
 
 // MaxEstimateGPUs bounds an estimate's GPUs.
@@ -194,6 +197,9 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 	s, _, _ := servingCaseFor(w, c, calibrated)
 	ttft, tpot := sloLatency(r, s, float64(gpus), w.SLO.Percentile)
 	res.TTFTms, res.TPOTms = ttft*1000, tpot*1000
+	if a, ok := AccuracyOf(w, c, gpus); ok {
+		res.Accuracy = &a
+	}
 	return res, nil
 }
 
@@ -226,5 +232,8 @@ func trainingEstimate(w Workload, c pricewatch.Card, gpus int, res EstimateResul
 	res.TokensPerSecondPerGPU = p.TokensPerSecond
 	res.TokensPerSecond = p.TokensPerSecond * float64(gpus)
 	res.Note = p.Note
+	if a, ok := AccuracyOf(w, c, gpus); ok {
+		res.Accuracy = &a
+	}
 	return res
 }

@@ -211,6 +211,9 @@ func printEstimate(w io.Writer, req rank.EstimateRequest, r rank.EstimateResult)
 	} else {
 		fmt.Fprintf(w, "Fits:         no: %s\n", r.Reason)
 	}
+	if r.Accuracy != nil {
+		fmt.Fprintf(w, "Accuracy:     %s\n", r.Accuracy)
+	}
 	if r.Note != "" {
 		fmt.Fprintf(w, "Note:         %s\n", r.Note)
 	}
