@@ -3,6 +3,7 @@ package scrapers
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/pricewatch/pricewatch"
 )
@@ -42,3 +43,31 @@ func NeedSecrets(env *Env, what string, names ...string) error {
 	}
 	return nil
 }
+
+// KeyedJSON is a source read with one GET of a JSON document that needs an
+// API key: disabled (Check) until KeyEnv is set, the key sent in the
+// headers Header makes of it, the body read by Parse.
+type KeyedJSON struct {
+	// What names the key for the disabled message ("a Hyperbolic API key");
+	// Fetch names the document in errors ("catalog").
+	What, KeyEnv, Fetch string
+	Header              func(key string) http.Header
+	Parse               func(body []byte, url string) ([]pricewatch.Observation, error)
+}
+
+// Check disables the source until its key is set.
+func (k KeyedJSON) Check(env *Env) error { return NeedSecrets(env, k.What, k.KeyEnv) }
+
+// Scrape fetches the document once, asking for JSON.
+func (k KeyedJSON) Scrape(ctx context.Context, env *Env) (Result, error) {
+	if err := k.Check(env); err != nil {
+		return Result{}, err
+	}
+	h := k.Header(env.Secret(k.KeyEnv))
+	h.Set("Accept", "application/json")
+	return FetchOne(ctx, env, k.Fetch, Request{URL: env.URL(), Header: h},
+		func(b []byte) ([]pricewatch.Observation, error) { return k.Parse(b, env.URL()) })
+}
+
+// Bearer is the Authorization header of a bearer key.
+func Bearer(key string) http.Header { return http.Header{"Authorization": {"Bearer " + key}} }

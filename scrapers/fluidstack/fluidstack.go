@@ -17,7 +17,6 @@
 package fluidstack
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -51,26 +50,17 @@ func init() {
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return New() },
 	})
 }
 
-// Scraper is the Fluidstack source.
-type Scraper struct{}
+// Scraper is the Fluidstack source: one keyed GET of its JSON (scrapers.KeyedJSON).
+type Scraper struct{ scrapers.KeyedJSON }
 
-// Check disables the source until the key is set.
-func (s *Scraper) Check(env *scrapers.Env) error {
-	return scrapers.NeedSecrets(env, "a Fluidstack API key", KeyEnv)
-}
-
-// Scrape fetches the configurations once.
-func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	if err := s.Check(env); err != nil {
-		return scrapers.Result{}, err
-	}
-	return scrapers.FetchOne(ctx, env, "configurations", scrapers.Request{URL: env.URL(),
-		Header: http.Header{"Accept": {"application/json"}, "api-key": {env.Secret(KeyEnv)}}},
-		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+// New returns the source.
+func New() *Scraper {
+	return &Scraper{scrapers.KeyedJSON{What: "a Fluidstack API key", KeyEnv: KeyEnv, Fetch: "configurations",
+		Header: func(key string) http.Header { return http.Header{"api-key": {key}} }, Parse: Parse}}
 }
 
 type plan struct {

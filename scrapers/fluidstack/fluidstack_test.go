@@ -72,7 +72,7 @@ func TestScraper_MatchesSkyPilotCatalog(t *testing.T) {
 }
 
 func TestNeedsKey(t *testing.T) {
-	scrapertest.NeedsSecret(t, &fluidstack.Scraper{}, fluidstack.KeyEnv)
+	scrapertest.NeedsSecret(t, fluidstack.New(), fluidstack.KeyEnv)
 }
 
 func TestParse_Errors(t *testing.T) {

@@ -20,10 +20,8 @@
 package hyperbolic
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"strings"
 	"time"
 
@@ -51,26 +49,17 @@ func init() {
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return New() },
 	})
 }
 
-// Scraper is the Hyperbolic source.
-type Scraper struct{}
+// Scraper is the Hyperbolic source: one keyed GET of its JSON (scrapers.KeyedJSON).
+type Scraper struct{ scrapers.KeyedJSON }
 
-// Check disables the source until the key is set.
-func (s *Scraper) Check(env *scrapers.Env) error {
-	return scrapers.NeedSecrets(env, "a Hyperbolic API key", KeyEnv)
-}
-
-// Scrape fetches the catalog once.
-func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	if err := s.Check(env); err != nil {
-		return scrapers.Result{}, err
-	}
-	return scrapers.FetchOne(ctx, env, "catalog", scrapers.Request{URL: env.URL(),
-		Header: http.Header{"Accept": {"application/json"}, "Authorization": {"Bearer " + env.Secret(KeyEnv)}}},
-		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+// New returns the source.
+func New() *Scraper {
+	return &Scraper{scrapers.KeyedJSON{What: "a Hyperbolic API key", KeyEnv: KeyEnv, Fetch: "catalog",
+		Header: scrapers.Bearer, Parse: Parse}}
 }
 
 type vm struct {

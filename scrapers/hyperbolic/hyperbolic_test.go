@@ -70,7 +70,7 @@ func TestScraper_MatchesSkyPilotCatalog(t *testing.T) {
 }
 
 func TestNeedsKey(t *testing.T) {
-	scrapertest.NeedsSecret(t, &hyperbolic.Scraper{}, hyperbolic.KeyEnv)
+	scrapertest.NeedsSecret(t, hyperbolic.New(), hyperbolic.KeyEnv)
 }
 
 func TestParse(t *testing.T) {

@@ -21,7 +21,6 @@
 package novita
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -78,27 +77,19 @@ func init() {
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return New() },
 	})
 }
 
-// Scraper is the Novita source.
-type Scraper struct{}
+// Scraper is the Novita source: one keyed GET of its JSON (scrapers.KeyedJSON).
+type Scraper struct{ scrapers.KeyedJSON }
 
-// Check disables the source until the key is set.
-func (s *Scraper) Check(env *scrapers.Env) error {
-	return scrapers.NeedSecrets(env, "a Novita AI API key", KeyEnv)
-}
-
-// Scrape fetches the product list once.
-func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	if err := s.Check(env); err != nil {
-		return scrapers.Result{}, err
-	}
-	return scrapers.FetchOne(ctx, env, "products", scrapers.Request{URL: env.URL(),
-		Header: http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"},
-			"Authorization": {"Bearer " + env.Secret(KeyEnv)}}},
-		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+// New returns the source.
+func New() *Scraper {
+	return &Scraper{scrapers.KeyedJSON{What: "a Novita AI API key", KeyEnv: KeyEnv, Fetch: "products",
+		Header: func(key string) http.Header {
+			return http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
+		}, Parse: Parse}}
 }
 
 type product struct {

@@ -51,7 +51,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestNeedsKey(t *testing.T) {
-	scrapertest.NeedsSecret(t, &novita.Scraper{}, novita.KeyEnv)
+	scrapertest.NeedsSecret(t, novita.New(), novita.KeyEnv)
 }
 
 // Product names carry their memory ("RTX 4090 24GB"): read as the GPU with

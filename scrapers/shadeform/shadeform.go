@@ -32,7 +32,6 @@
 package shadeform
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -66,28 +65,18 @@ func init() {
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return New() },
 	})
 }
 
-// Scraper is the Shadeform source.
-type Scraper struct{}
+// Scraper is the Shadeform source: one keyed GET of every instance type
+// (no filter: unavailable types are kept, not available; scrapers.KeyedJSON).
+type Scraper struct{ scrapers.KeyedJSON }
 
-// Check disables the source until the key is set.
-func (s *Scraper) Check(env *scrapers.Env) error {
-	return scrapers.NeedSecrets(env, "a Shadeform API key", KeyEnv)
-}
-
-// Scrape reads every instance type once (no filter: unavailable types are
-// kept, not available).
-func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	if err := s.Check(env); err != nil {
-		return scrapers.Result{}, err
-	}
-	return scrapers.FetchOne(ctx, env, Name, scrapers.Request{
-		URL:    env.URL(),
-		Header: http.Header{"Accept": {"application/json"}, "X-API-KEY": {env.Secret(KeyEnv)}},
-	}, func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+// New returns the source.
+func New() *Scraper {
+	return &Scraper{scrapers.KeyedJSON{What: "a Shadeform API key", KeyEnv: KeyEnv, Fetch: Name,
+		Header: func(key string) http.Header { return http.Header{"X-API-KEY": {key}} }, Parse: Parse}}
 }
 
 type config struct {

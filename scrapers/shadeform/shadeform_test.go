@@ -51,7 +51,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestScraper_NeedsKey(t *testing.T) {
-	scrapertest.NeedsSecret(t, &shadeform.Scraper{}, shadeform.KeyEnv)
+	scrapertest.NeedsSecret(t, shadeform.New(), shadeform.KeyEnv)
 }
 
 func TestGPUName(t *testing.T) {
