@@ -24,7 +24,6 @@
 package seeweb
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -54,26 +53,17 @@ func init() {
 			Timeout:    30 * time.Second,
 			Delay:      time.Second,
 		},
-		New: func() scrapers.Scraper { return &Scraper{} },
+		New: func() scrapers.Scraper { return New() },
 	})
 }
 
-// Scraper is the Seeweb source.
-type Scraper struct{}
+// Scraper is the Seeweb source: one keyed GET of the plan list (scrapers.KeyedJSON).
+type Scraper struct{ scrapers.KeyedJSON }
 
-// Check disables the source until the token is set.
-func (s *Scraper) Check(env *scrapers.Env) error {
-	return scrapers.NeedSecrets(env, "a Seeweb API token", TokenEnv)
-}
-
-// Scrape reads the plan list once.
-func (s *Scraper) Scrape(ctx context.Context, env *scrapers.Env) (scrapers.Result, error) {
-	if err := s.Check(env); err != nil {
-		return scrapers.Result{}, err
-	}
-	hdr := http.Header{"Accept": {"application/json"}, "X-APITOKEN": {env.Secret(TokenEnv)}}
-	return scrapers.FetchOne(ctx, env, "seeweb", scrapers.Request{URL: env.URL(), Header: hdr},
-		func(b []byte) ([]pricewatch.Observation, error) { return Parse(b, env.URL()) })
+// New returns the source.
+func New() *Scraper {
+	return &Scraper{scrapers.KeyedJSON{What: "a Seeweb API token", KeyEnv: TokenEnv, Fetch: "seeweb",
+		Header: func(token string) http.Header { return http.Header{"X-APITOKEN": {token}} }, Parse: Parse}}
 }
 
 type plan struct {

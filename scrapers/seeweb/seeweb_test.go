@@ -37,7 +37,7 @@ func TestScraper_Fixture(t *testing.T) {
 }
 
 func TestNeedsToken(t *testing.T) {
-	scrapertest.NeedsSecret(t, &seeweb.Scraper{}, seeweb.TokenEnv)
+	scrapertest.NeedsSecret(t, seeweb.New(), seeweb.TokenEnv)
 }
 
 func TestParse_Errors(t *testing.T) {
