@@ -436,33 +436,32 @@ func fit(all []Measurement) constants {
 		}
 	}
 	if moe := filter(all, isMoE); len(moe) > 0 {
-		byEngine := map[string][]Measurement{}
+		// Rows by the MoE kernel family their engine runs
+		// (engines.csv moe_kernel; llama.cpp's runs no grouped GEMMs).
+		byKernel := map[string][]Measurement{}
 		for _, m := range moe {
-			rs, err := rowJob(m)
-			if err == nil {
-				e := rs.w.Engine
-				if e == "" {
-					e = EngineVLLM
+			if rs, err := rowJob(m); err == nil {
+				if e := engineFor(rs.w.Engine); e.groupedMoE {
+					byKernel[e.moeKernel] = append(byKernel[e.moeKernel], m)
 				}
-				byEngine[e] = append(byEngine[e], m)
 			}
 		}
 		// The experts' GEMM efficiency over every MoE row, then the slice
-		// efficiency (global, then per engine), three rounds: each moves
+		// efficiency (global, then per kernel family), three rounds: each moves
 		// the other's optimum a little.
 		k.moeGemm = 1
 		for range 3 {
 			k.moeGemm = argmin(0.2, 1, 0.02, 1, func(x float64) float64 { kk := k; kk.moeGemm = x; return male(moe, kk) })
-			// The global value serves the engines without one of their own
+			// The global value serves the kernel families without one of their own
 			// (rows of the others do not move it; with none, it stays at
 			// its prior).
 			k.moeHalfMB = argmin(0.5, 50, 0.5, fitStart.moeHalfMB, func(e float64) float64 { kk := k; kk.moeHalfMB = e; return male(moe, kk) })
-			k.moeHalfByEngine = map[string]float64{}
-			for _, e := range slices.Sorted(maps.Keys(byEngine)) {
-				if rows := byEngine[e]; publishers(rows) >= 2 && engineFor(e).groupedMoE {
-					k.moeHalfByEngine[e] = argmin(0.5, 80, 0.5, k.moeHalfMB, func(x float64) float64 {
+			k.moeHalfByKernel = map[string]float64{}
+			for _, e := range slices.Sorted(maps.Keys(byKernel)) {
+				if rows := byKernel[e]; publishers(rows) >= 2 {
+					k.moeHalfByKernel[e] = argmin(0.5, 80, 0.5, k.moeHalfMB, func(x float64) float64 {
 						kk := k
-						kk.moeHalfByEngine = map[string]float64{e: x}
+						kk.moeHalfByKernel = map[string]float64{e: x}
 						return male(rows, kk)
 					})
 				}
@@ -524,7 +523,7 @@ func (k constants) String() string {
 		return strings.Join(out, ", ")
 	}
 	return fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB, MoE GEMM %.2f",
-		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB, k.moeGemm) + fmt.Sprintf(" %v", k.moeHalfByEngine)
+		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB, k.moeGemm) + fmt.Sprintf(" %v", k.moeHalfByKernel)
 }
 
 // isMoE reports a row of a mixture-of-experts preset.
@@ -587,7 +586,8 @@ func TestCalibration_ProductionIsTheFit(t *testing.T) {
 	near("MoE half-efficiency slice", k.moeHalfMB, calibrated.moeHalfMB, 0.51)
 	near("MoE GEMM efficiency", k.moeGemm, calibrated.moeGemm, 0.011)
 	for _, e := range Engines() {
-		near("MoE half-efficiency slice, "+e, k.moeHalf(e), calibrated.moeHalf(e), 0.51)
+		kernel := engineFor(e).moeKernel
+		near("MoE half-efficiency slice, "+kernel, k.moeHalf(kernel), calibrated.moeHalf(kernel), 0.51)
 	}
 	for class := range utilizationByClass {
 		near("U "+class, k.util[class], calibrated.util[class], 0.0051)

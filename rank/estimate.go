@@ -45,10 +45,12 @@ type constants struct {
 	// efficiency: a slice of s MB runs at s / (s + moeHalfMB), as if each
 	// touched slice cost a fixed moeHalfMB of reads besides its own
 	// (small experts, and experts split over tensor-parallel ranks, are
-	// thin GEMMs). moeHalfByEngine holds the engines whose MoE rows of two
-	// publishers or more fit one of their own (their MoE kernels differ).
+	// thin GEMMs). moeHalfByKernel holds the MoE kernel families
+	// (engines.csv moe_kernel) whose rows of two publishers or more fit one
+	// of their own: vLLM and SGLang run one Triton kernel, TensorRT-LLM
+	// its CUTLASS kernels.
 	moeHalfMB       float64
-	moeHalfByEngine map[string]float64
+	moeHalfByKernel map[string]float64
 	// moeGemm is the routed experts' GEMM efficiency relative to the
 	// dense kernels' at any batch (0: 1): grouped GEMMs over a few hundred
 	// tokens per expert, routing and permutation, and the load imbalance
@@ -67,7 +69,7 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByEngine: map[string]float64{EngineSGLang: 29.5, EngineTRT: 3, EngineVLLM: 26},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 26.5},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
@@ -107,8 +109,9 @@ const (
 	QLoRAFactor = 0.74
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
-	// for an engine without a value of its own (calibrated.moeHalfByEngine:
-	// TensorRT-LLM 3 MB, SGLang 29.5, vLLM 26).
+	// for a kernel family without a value of its own
+	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB, the
+	// Triton fused MoE of vLLM and SGLang 26.5).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm), fitted on the MoE rows with
@@ -116,9 +119,16 @@ const (
 	MoEGEMMEfficiency = 0.54
 )
 
-// moeHalf is the engine's half-efficiency expert slice, MB.
-func (k constants) moeHalf(engine string) float64 {
-	if v, ok := k.moeHalfByEngine[engine]; ok {
+// MoE kernel families (data/engines.csv moe_kernel) with constants of
+// their own.
+const (
+	MoEKernelTriton  = "triton-fused-moe"
+	MoEKernelCUTLASS = "cutlass-moe"
+)
+
+// moeHalf is the half-efficiency expert slice of a MoE kernel family, MB.
+func (k constants) moeHalf(kernel string) float64 {
+	if v, ok := k.moeHalfByKernel[kernel]; ok {
 		return v
 	}
 	return k.moeHalfMB
@@ -500,6 +510,9 @@ type engine struct {
 	// GEMMs (fused MoE kernels), whose thin expert slices reach less of
 	// the dense kernels' efficiency (constants.moeHalfMB).
 	groupedMoE bool
+	// moeKernel is the family of MoE kernels the engine runs
+	// (engines.csv moe_kernel): the MoE constants are the family's.
+	moeKernel string
 }
 
 // Engine memory bases (data/engines.csv memory_basis).
@@ -524,7 +537,7 @@ var engines = sync.OnceValue(func() map[string]engine {
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
-			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes"}
+			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes", moeKernel: r[9]}
 	}
 	return m
 })

@@ -278,3 +278,43 @@ func TestServing_ConcurrencyIsTheGroupsTotal(t *testing.T) {
 		}
 	}
 }
+
+// The MoE constants belong to a kernel family (engines.csv moe_kernel),
+// not to an engine: SGLang's fused_moe_triton is adapted from vLLM's
+// fused_moe, so both engines get one expert-slice constant, and every
+// engine that runs grouped GEMMs names a family the calibration fitted or
+// leaves it at the prior. llama.cpp runs no grouped GEMMs: the slice
+// constant does not touch it, so an absurd value changes nothing there,
+// while it slows the Triton engines.
+func TestMoE_ConstantsPerKernelFamily(t *testing.T) {
+	vllm, sgl, trt, lcpp := engineFor(EngineVLLM), engineFor(EngineSGLang), engineFor(EngineTRT), engineFor(EngineLlamaCpp)
+	if vllm.moeKernel != MoEKernelTriton || sgl.moeKernel != MoEKernelTriton || trt.moeKernel != MoEKernelCUTLASS {
+		t.Fatalf("families: vllm %q, sglang %q, tensorrt-llm %q", vllm.moeKernel, sgl.moeKernel, trt.moeKernel)
+	}
+	if lcpp.groupedMoE || !vllm.groupedMoE || !sgl.groupedMoE || !trt.groupedMoE {
+		t.Fatalf("grouped GEMMs: llama.cpp %v, vllm %v, sglang %v, tensorrt-llm %v", lcpp.groupedMoE, vllm.groupedMoE, sgl.groupedMoE, trt.groupedMoE)
+	}
+	if calibrated.moeHalf(vllm.moeKernel) != calibrated.moeHalf(sgl.moeKernel) {
+		t.Errorf("vLLM and SGLang slice constants differ: %g, %g", calibrated.moeHalf(vllm.moeKernel), calibrated.moeHalf(sgl.moeKernel))
+	}
+	c := card(t, "H100-80GB-SXM")
+	rate := func(engine string, k constants) float64 {
+		w := presetServe(t, "gpt-oss-20b", "") // MXFP4: both engines run it on an H100
+		w.Engine, w.MaxSequences, w.Concurrency = engine, 1, 1
+		s, _, ok := servingCaseFor(w, c, k)
+		if !ok {
+			t.Fatalf("%s: no serving case", engine)
+		}
+		s.layout = Layout{TP: 1, PP: 1}
+		return servingRate(c, s).tps
+	}
+	slow := calibrated
+	slow.moeHalfByKernel = map[string]float64{MoEKernelTriton: 1000, MoEKernelCUTLASS: 1000}
+	slow.moeHalfMB = 1000
+	if a, b := rate(EngineLlamaCpp, calibrated), rate(EngineLlamaCpp, slow); a != b {
+		t.Errorf("llama.cpp moved with the grouped-GEMM constant: %g → %g tok/s", a, b)
+	}
+	if a, b := rate(EngineVLLM, calibrated), rate(EngineVLLM, slow); !(b < a/2) {
+		t.Errorf("vLLM did not slow with its family's constant: %g → %g tok/s", a, b)
+	}
+}

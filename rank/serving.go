@@ -159,10 +159,11 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	// Engines that run the experts as grouped GEMMs (data/engines.csv
 	// moe_grouped_gemm) reach s / (s + moeHalfMB) of the dense kernels'
-	// efficiency on an expert slice of s MB; llama.cpp's per-expert
-	// matrix-vector kernels read at the dense rate (its batch-1 rows).
+	// efficiency on an expert slice of s MB, moeHalfMB their kernel
+	// family's (moe_kernel); llama.cpp's per-expert matrix-vector kernels
+	// read at the dense rate (its batch-1 rows).
 	moeEff := 1.0
-	if half := s.k.moeHalf(s.eng.name); s.model.MoE() && half > 0 && s.eng.groupedMoE {
+	if half := s.k.moeHalf(s.eng.moeKernel); s.model.MoE() && half > 0 && s.eng.groupedMoE {
 		// One expert's slice on one GPU: whole experts under expert
 		// parallelism, a TP-th of one otherwise.
 		slice := s.expertBytes / float64(s.model.Experts*s.model.moeLayers()) / 1e6
