@@ -34,16 +34,20 @@ type Tracker struct {
 	workloads []rank.Workload
 	catalog   *normalize.Catalog
 	fp        string
-	ins       []Input          // per workload: what costOf reads
-	slot      map[uint32]int32 // offer id -> slot
-	ids       []uint32         // per slot: the offer's id (0: a free slot)
-	keyOf     store.KeyOf      // the keys of ids, in the store's current transaction
-	subOf     []int32          // per slot: its sub-series (-1: none)
-	pos       []int32          // per slot: its index in its sub-series' members (-1: not counted)
-	price     []float64        // per slot: the price per GPU-hour of a counted offer
-	rent      []uint32         // per slot: its rental set, an index into sets (0: none)
-	free      []int32
-	rentals   []tRental
+	// fpOf are the profiles fp was computed from: a run whose profiles
+	// are the same needs no new fingerprint (hashing every profile in
+	// JSON at every run was most of Apply).
+	fpOf    []rank.Profile
+	ins     []Input          // per workload: what costOf reads
+	slot    map[uint32]int32 // offer id -> slot
+	ids     []uint32         // per slot: the offer's id (0: a free slot)
+	keyOf   store.KeyOf      // the keys of ids, in the store's current transaction
+	subOf   []int32          // per slot: its sub-series (-1: none)
+	pos     []int32          // per slot: its index in its sub-series' members (-1: not counted)
+	price   []float64        // per slot: the price per GPU-hour of a counted offer
+	rent    []uint32         // per slot: its rental set, an index into sets (0: none)
+	free    []int32
+	rentals []tRental
 	// sets are the distinct lists of rentals per workload (an index into
 	// rentals each, 0: cannot run it), len(ins) entries a set: offers of
 	// one card and GPU count share one.
@@ -122,7 +126,7 @@ func (t *Tracker) Fingerprint() string { return t.fp }
 func (t *Tracker) Reset(offers iter.Seq2[uint32, *pricewatch.Offer], profiles []rank.Profile, keys store.KeyOf) {
 	t.keyOf = keys
 	defer func() { t.keyOf = nil }() // it reads a transaction that ends
-	t.fp = Fingerprint(t.workloads, profiles)
+	t.fp, t.fpOf = Fingerprint(t.workloads, profiles), slices.Clone(profiles)
 	t.ins = make([]Input, len(t.workloads))
 	for i := range t.workloads {
 		w := &t.workloads[i]
@@ -149,8 +153,11 @@ func (t *Tracker) Reset(offers iter.Seq2[uint32, *pricewatch.Offer], profiles []
 func (t *Tracker) Apply(written []store.Written, profiles []rank.Profile, keys store.KeyOf) (string, bool) {
 	t.keyOf = keys
 	defer func() { t.keyOf = nil }() // it reads a transaction that ends
-	if fp := Fingerprint(t.workloads, profiles); fp != t.fp {
-		return fp, true
+	if !slices.Equal(profiles, t.fpOf) {
+		if fp := Fingerprint(t.workloads, profiles); fp != t.fp {
+			return fp, true
+		}
+		t.fpOf = slices.Clone(profiles)
 	}
 	for _, w := range written {
 		t.set(w.ID, w.Offer, w.Event)

@@ -133,6 +133,28 @@ type seriesHook struct {
 	tr      SeriesTracker
 	enabled []string
 	broken  bool // a transaction failed after Apply: Reset is due
+	// profiles are the stored profiles as of the profiles' write count
+	// profilesAt (profilesOK: read once): every run gives them to the
+	// tracker, and decoding them all again for each source's run was a
+	// third of a round's time. Every write of the profiles bumps the count.
+	profiles   []rank.Profile
+	profilesAt uint64
+	profilesOK bool
+}
+
+// storedProfiles are the profiles in tx, decoded again only when a write
+// of the profiles (bumpProfileSeq) came since the last read. The caller
+// gets its own copy (rank.Profile holds no references).
+func (h *seriesHook) storedProfiles(tx *bolt.Tx) ([]rank.Profile, error) {
+	seq := profileSeq(tx)
+	if !h.profilesOK || h.profilesAt != seq {
+		ps, err := profilesIn(tx)
+		if err != nil {
+			return nil, err
+		}
+		h.profiles, h.profilesAt, h.profilesOK = ps, seq, true
+	}
+	return slices.Clone(h.profiles), nil
 }
 
 // TrackSeries registers the tracker that maintains the stored best series
@@ -258,7 +280,7 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 		m.Live = false
 		return putJSON(b, kBestMeta, m)
 	}
-	ps, err := profilesIn(tx)
+	ps, err := h.storedProfiles(tx)
 	if err != nil {
 		return err
 	}
@@ -325,7 +347,11 @@ func firstRoundDone(tx *bolt.Tx, enabled []string) (time.Time, bool, error) {
 		if v == nil {
 			return from, false, nil
 		}
-		var h Health
+		// Only the last run's time: a whole Health decodes its per-card
+		// counts as well, for every source at every run.
+		var h struct {
+			LastRun time.Time `json:"last_run"`
+		}
 		if err := json.Unmarshal(v, &h); err != nil {
 			return from, false, fmt.Errorf("decode health of %s: %w", name, err)
 		}
