@@ -60,8 +60,11 @@ type SeriesMeta struct {
 
 var kProfileSeq = []byte("profiles_seq")
 
-// bumpProfileSeq counts a write of the profiles.
-func bumpProfileSeq(tx *bolt.Tx) error {
+// bumpProfileSeq counts a write of the profiles (and drops the store's
+// copy of them: a transaction that writes them may still roll back to the
+// count it started from).
+func (s *Store) bumpProfileSeq(tx *bolt.Tx) error {
+	s.profiles.drop()
 	return tx.Bucket(bMeta).Put(kProfileSeq, binary.BigEndian.AppendUint64(nil, profileSeq(tx)+1))
 }
 
@@ -133,28 +136,6 @@ type seriesHook struct {
 	tr      SeriesTracker
 	enabled []string
 	broken  bool // a transaction failed after Apply: Reset is due
-	// profiles are the stored profiles as of the profiles' write count
-	// profilesAt (profilesOK: read once): every run gives them to the
-	// tracker, and decoding them all again for each source's run was a
-	// third of a round's time. Every write of the profiles bumps the count.
-	profiles   []rank.Profile
-	profilesAt uint64
-	profilesOK bool
-}
-
-// storedProfiles are the profiles in tx, decoded again only when a write
-// of the profiles (bumpProfileSeq) came since the last read. The caller
-// gets its own copy (rank.Profile holds no references).
-func (h *seriesHook) storedProfiles(tx *bolt.Tx) ([]rank.Profile, error) {
-	seq := profileSeq(tx)
-	if !h.profilesOK || h.profilesAt != seq {
-		ps, err := profilesIn(tx)
-		if err != nil {
-			return nil, err
-		}
-		h.profiles, h.profilesAt, h.profilesOK = ps, seq, true
-	}
-	return slices.Clone(h.profiles), nil
 }
 
 // TrackSeries registers the tracker that maintains the stored best series
@@ -280,7 +261,7 @@ func (s *Store) recordSeries(tx *bolt.Tx, at time.Time, chs []change) error {
 		m.Live = false
 		return putJSON(b, kBestMeta, m)
 	}
-	ps, err := h.storedProfiles(tx)
+	ps, err := s.profiles.get(tx)
 	if err != nil {
 		return err
 	}

@@ -8,18 +8,18 @@ import (
 	"github.com/pricewatch/pricewatch/rank"
 )
 
-// The profiles a run gives the series tracker are read from the store
-// once and again only after a write of them: a put, a delete or a seed
+// The profiles a run gives the series tracker, and a refresh its ranking,
+// are read from the store once and again only after a write of them: a put, a delete or a seed
 // each bumps the write count, and the next read sees it. A caller that
 // edits its copy changes nothing for the next.
-func TestSeriesHook_ProfilesFollowEveryWrite(t *testing.T) {
+func TestProfileCache_FollowsEveryWrite(t *testing.T) {
 	s := openTemp(t)
 	read := func() []rank.Profile {
 		t.Helper()
 		var ps []rank.Profile
 		if err := s.view(func(tx *bolt.Tx) error {
 			var err error
-			ps, err = s.series.storedProfiles(tx)
+			ps, err = s.profiles.get(tx)
 			return err
 		}); err != nil {
 			t.Fatal(err)

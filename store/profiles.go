@@ -7,7 +7,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -19,10 +21,45 @@ func (s *Store) Profiles() ([]rank.Profile, error) {
 	var out []rank.Profile
 	err := s.view(func(tx *bolt.Tx) error {
 		var err error
-		out, err = profilesIn(tx)
+		out, err = s.profiles.get(tx)
 		return err
 	})
 	return out, err
+}
+
+// profileCache is the stored profiles as of the profiles' write count at
+// (ok: read once). Each source's run gives them to the series tracker and
+// each refresh of the ranking reads them: decoding them all every time was
+// a third of a round's time. Every write of the profiles bumps the count
+// and drops the copy.
+type profileCache struct {
+	mu sync.Mutex
+	at uint64
+	ok bool
+	ps []rank.Profile
+}
+
+// get is the profiles in tx, decoded again only when the write count
+// moved since the copy was made. The caller gets its own copy
+// (rank.Profile holds no references).
+func (c *profileCache) get(tx *bolt.Tx) ([]rank.Profile, error) {
+	seq := profileSeq(tx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ok || c.at != seq {
+		ps, err := profilesIn(tx)
+		if err != nil {
+			return nil, err
+		}
+		c.ps, c.at, c.ok = ps, seq, true
+	}
+	return slices.Clone(c.ps), nil
+}
+
+func (c *profileCache) drop() {
+	c.mu.Lock()
+	c.ok, c.ps = false, nil
+	c.mu.Unlock()
 }
 
 // profilesIn reads the profiles in tx, by card then workload.
@@ -58,7 +95,7 @@ func profileKey(p rank.Profile) []byte {
 // provider and offer.
 func (s *Store) PutProfile(p rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
-		if err := bumpProfileSeq(tx); err != nil {
+		if err := s.bumpProfileSeq(tx); err != nil {
 			return err
 		}
 		return putJSON(bucket(tx, bProfiles), profileKey(p), p)
@@ -82,7 +119,7 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 			return nil
 		}
 		ok = true
-		if err := bumpProfileSeq(tx); err != nil {
+		if err := s.bumpProfileSeq(tx); err != nil {
 			return err
 		}
 		return b.Delete(k)
@@ -94,7 +131,7 @@ func (s *Store) DeleteProfile(card, workload, provider, offer string) (ok bool, 
 // overwriting a user's measured one, and drops seeds no longer produced.
 func (s *Store) SeedProfiles(ps []rank.Profile) error {
 	return s.update(func(tx *bolt.Tx) error {
-		if err := bumpProfileSeq(tx); err != nil {
+		if err := s.bumpProfileSeq(tx); err != nil {
 			return err
 		}
 		b := bucket(tx, bProfiles)

@@ -63,6 +63,8 @@ type Store struct {
 	path string
 	// series maintains the stored best series at each run (bestseries.go).
 	series seriesHook
+	// profiles is the last read of the stored profiles (profiles.go).
+	profiles profileCache
 }
 
 // initialMmapSize is reserved address space, not memory: bbolt re-maps
