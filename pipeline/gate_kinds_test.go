@@ -42,3 +42,15 @@ func TestMarket_KindFactorsWithoutEachSourceAsDefined(t *testing.T) {
 		}
 	}
 }
+
+// kindFactors is the definition factorsWithout must meet: for each pair of kinds, the median over cells of the log
+// ratio of the kinds' median prices (skip's prices left out).
+func kindFactors(medians map[string]map[string]float64, skip string) map[[2]string]float64 {
+	diffs := map[[2]string][]float64{}
+	for _, bySrc := range medians {
+		for _, d := range cellFactors(bySrc, skip) {
+			diffs[d.pair] = append(diffs[d.pair], d.logRatio)
+		}
+	}
+	return medianFactors(diffs)
+}

@@ -99,7 +99,7 @@ type market struct {
 	// ratio leaves each out in turn.
 	withoutMu sync.Mutex
 	without   map[string]map[[2]string]float64
-	cells     map[string][]kindDiff // each cell's kind ratios, no source left out
+	cells     map[string][]kindDiff // each cell's kind ratios, no source left out (learn)
 }
 
 func newMarket(self string, all map[string]map[string]float64, base func(float64, string) (float64, bool)) *market {
@@ -121,7 +121,11 @@ func newMarket(self string, all map[string]map[string]float64, base func(float64
 // learn computes the kind ratios and the band from the other sources.
 func (m *market) learn(floor float64) {
 	m.once.Do(func() {
-		m.kf = kindFactors(m.medians, "")
+		m.cells = make(map[string][]kindDiff, len(m.medians))
+		for cell, bySrc := range m.medians {
+			m.cells[cell] = cellFactors(bySrc, "")
+		}
+		m.kf = m.factorsWithout("")
 		var devs []float64
 		bySource := map[string][]float64{}
 		for cell, bySrc := range m.medians {
@@ -194,6 +198,26 @@ func (m *market) ratio(cell string, price float64, cur string, floor float64) (f
 	return math.Exp(best), found
 }
 
+// factorsWithout is, for each pair of kinds, the median over cells of the
+// log ratio of the kinds' median prices, drop's prices left out; from the
+// cells' ratios learn computed: a cell drop does not sell keeps its ratios, only drop's
+// cells are worked again. A market judges each of its sources' prices
+// leaving each other source out in turn, so this runs for every source of
+// a round: redoing every cell was a sixth of a round's time.
+func (m *market) factorsWithout(drop string) map[[2]string]float64 {
+	diffs := map[[2]string][]float64{}
+	for cell, bySrc := range m.medians {
+		cf := m.cells[cell]
+		if _, sells := bySrc[drop]; sells && drop != "" {
+			cf = cellFactors(bySrc, drop)
+		}
+		for _, d := range cf {
+			diffs[d.pair] = append(diffs[d.pair], d.logRatio)
+		}
+	}
+	return medianFactors(diffs)
+}
+
 // kfWithout is the kind factors learned without drop: a reference built
 // without a source must not lean on it through the kinds' ratio either.
 // A ratio that only drop's prices showed (the one seller of its kind:
@@ -206,27 +230,7 @@ func (m *market) kfWithout(drop string) map[[2]string]float64 {
 	if kf, ok := m.without[drop]; ok {
 		return kf
 	}
-	// A cell drop does not sell keeps its ratios (computed once, in
-	// m.cells); only drop's cells are worked again. A market judges each
-	// of its sources' prices this way, so this ran for every source of a
-	// round: a sixth of a round's time before.
-	if m.cells == nil {
-		m.cells = make(map[string][]kindDiff, len(m.medians))
-		for cell, bySrc := range m.medians {
-			m.cells[cell] = cellFactors(bySrc, "")
-		}
-	}
-	diffs := map[[2]string][]float64{}
-	for cell, bySrc := range m.medians {
-		cf := m.cells[cell]
-		if _, sells := bySrc[drop]; sells {
-			cf = cellFactors(bySrc, drop)
-		}
-		for _, d := range cf {
-			diffs[d.pair] = append(diffs[d.pair], d.logRatio)
-		}
-	}
-	kf := medianFactors(diffs)
+	kf := m.factorsWithout(drop)
 	for pair := range m.kf {
 		if _, ok := kf[pair]; !ok {
 			kf[pair] = 0
@@ -277,18 +281,6 @@ func deviation(bySrc map[string]float64, kf map[[2]string]float64, kind string, 
 		return logp - median(other), true
 	}
 	return 0, false
-}
-
-// kindFactors is, for each pair of kinds, the median over cells of the log
-// ratio of the kinds' median prices (skip's prices left out).
-func kindFactors(medians map[string]map[string]float64, skip string) map[[2]string]float64 {
-	diffs := map[[2]string][]float64{}
-	for _, bySrc := range medians {
-		for _, d := range cellFactors(bySrc, skip) {
-			diffs[d.pair] = append(diffs[d.pair], d.logRatio)
-		}
-	}
-	return medianFactors(diffs)
 }
 
 // kindDiff is one cell's log ratio of kind pair[0]'s median price over
