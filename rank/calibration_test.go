@@ -138,7 +138,10 @@ func rowJob(m Measurement) (rowSetting, error) {
 		}
 		// TensorRT-LLM behind Triton at a request rate: the 256-sequence
 		// limit of THROUGHPUT.md 2.2, not the offline benchmark's 2048.
-		w.Engine, w.MaxSequences = EngineTRT, DefaultMaxSequences
+		// Other engines keep their own default.
+		if w.Engine == EngineTRT {
+			w.MaxSequences = DefaultMaxSequences
+		}
 		if r[1] != "INF" {
 			w.RequestRate, _ = strconv.ParseFloat(r[1], 64)
 		}
@@ -436,14 +439,16 @@ func fit(all []Measurement) constants {
 		}
 	}
 	if moe := filter(all, isMoE); len(moe) > 0 {
-		// Rows by the MoE kernel family their engine runs
-		// (engines.csv moe_kernel; llama.cpp's runs no grouped GEMMs).
+		// Rows by the MoE kernel family their engine runs for their format
+		// on their card (engines.csv and formats.csv moe_kernel; llama.cpp
+		// runs no grouped GEMMs).
 		byKernel := map[string][]Measurement{}
 		for _, m := range moe {
-			if rs, err := rowJob(m); err == nil {
-				if e := engineFor(rs.w.Engine); e.groupedMoE {
-					byKernel[e.moeKernel] = append(byKernel[e.moeKernel], m)
-				}
+			rs, err := rowJob(m)
+			c, ok := catalog().Card(m.Card)
+			if e := engineFor(rs.w.Engine); err == nil && ok && e.groupedMoE {
+				kernel := moeKernelFor(e, rs.w.Precision, c)
+				byKernel[kernel] = append(byKernel[kernel], m)
 			}
 		}
 		// The experts' GEMM efficiency over every MoE row, then the slice

@@ -19,8 +19,9 @@ const (
 //go:embed data/formats.csv
 var formatsCSV []byte
 
-// formatRow is one row of data/formats.csv.
-type formatRow struct{ mode, url, note string }
+// formatRow is one row of data/formats.csv; moeKernel is the MoE kernel
+// family the engine runs for the format there ("": the engine's own).
+type formatRow struct{ mode, url, note, moeKernel string }
 
 var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 	m := map[[3]string]formatRow{}
@@ -28,7 +29,7 @@ var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 		if r[3] != modeNative && r[3] != modeWeightOnly && r[3] != modeNo {
 			panic(fmt.Sprintf("rank: formats.csv %v: mode %q", r[:3], r[3]))
 		}
-		m[[3]string{r[0], r[1], r[2]}] = formatRow{r[3], r[4], r[5]}
+		m[[3]string{r[0], r[1], r[2]}] = formatRow{r[3], r[4], r[5], r[6]}
 	}
 	return m
 })
@@ -84,6 +85,19 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 		return modeNo, fmt.Sprintf("%s does not run %s weights on %s (%s): the weight-only kernels (Marlin, Triton MoE) need Ampere or CDNA3 and newer (default: no engine page states it for this architecture)", eng, format, c.ID, arch)
 	}
 	return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores (default: weight-only kernels)", c.ID, computeName(format))
+}
+
+// moeKernelFor is the MoE kernel family eng runs for weights of format on
+// the card: a formats.csv row's moe_kernel where one names it, else the
+// engine's own (engines.csv).
+func moeKernelFor(eng engine, format string, c pricewatch.Card) string {
+	arch := ArchFamily(c)
+	for _, key := range [][3]string{{eng.name, format, arch}, {eng.name, format, "*"}} {
+		if r, ok := formatRows()[key]; ok && r.moeKernel != "" {
+			return r.moeKernel
+		}
+	}
+	return eng.moeKernel
 }
 
 // weightOnlyArch are the architectures the DEFAULT rule lets run fp8 and

@@ -318,3 +318,54 @@ func TestMoE_ConstantsPerKernelFamily(t *testing.T) {
 		t.Errorf("vLLM did not slow with its family's constant: %g → %g tok/s", a, b)
 	}
 }
+
+// A kernel family is what the engine runs for the checkpoint's format on
+// the card (formats.csv moe_kernel), not only the engine's own:
+// TensorRT-LLM runs gpt-oss's MXFP4 experts on Hopper through its TRITON
+// MoE backend (its gpt-oss deployment guide), while vLLM's and SGLang's
+// NVFP4 experts on Blackwell run CUTLASS grouped GEMMs. Every family a
+// formats.csv row names is one engines.csv knows, and the estimate
+// follows it: TensorRT-LLM's gpt-oss-120b on an H100 is priced with the
+// Triton family's slice constant (26.5 MB against CUTLASS's 3), so
+// slower than the same setting on CUTLASS kernels would be.
+func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
+	known := map[string]bool{}
+	for _, e := range engines() {
+		known[e.moeKernel] = true
+	}
+	for key, r := range formatRows() {
+		if r.moeKernel != "" && !known[r.moeKernel] {
+			t.Errorf("formats.csv %v: moe_kernel %q is no engine's family", key, r.moeKernel)
+		}
+	}
+	h100, b200 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM")
+	for _, tc := range []struct {
+		engine, format string
+		c              pricewatch.Card
+		want           string
+	}{
+		{EngineTRT, PrecisionMXFP4, h100, MoEKernelTriton},
+		{EngineTRT, PrecisionMXFP4, b200, MoEKernelCUTLASS},
+		{EngineTRT, PrecisionFP8, h100, MoEKernelCUTLASS},
+		{EngineVLLM, PrecisionFP4, b200, MoEKernelCUTLASS},
+		{EngineSGLang, PrecisionFP4, b200, MoEKernelCUTLASS},
+		{EngineVLLM, PrecisionFP8, h100, MoEKernelTriton},
+		{EngineVLLM, PrecisionMXFP4, h100, MoEKernelTriton},
+	} {
+		if got := moeKernelFor(engineFor(tc.engine), tc.format, tc.c); got != tc.want {
+			t.Errorf("%s %s on %s: family %q, want %q", tc.engine, tc.format, tc.c.ID, got, tc.want)
+		}
+	}
+	w := presetServe(t, "gpt-oss-120b", "")
+	w.Engine = EngineTRT
+	s, _, ok := servingCaseFor(w, h100, calibrated)
+	if !ok || s.eng.moeKernel != MoEKernelTriton {
+		t.Fatalf("TensorRT-LLM gpt-oss-120b on an H100: ok %v, family %q", ok, s.eng.moeKernel)
+	}
+	s.layout = Layout{TP: 1, PP: 1}
+	onCUTLASS := s
+	onCUTLASS.eng.moeKernel = MoEKernelCUTLASS
+	if a, b := servingRate(h100, s).tps, servingRate(h100, onCUTLASS).tps; !(a > 0 && a < b) {
+		t.Errorf("Triton family %.0f tok/s, CUTLASS %.0f: want the Triton estimate below", a, b)
+	}
+}
