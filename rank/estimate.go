@@ -31,6 +31,9 @@ type constants struct {
 	// etaCScale a factor on every class's serving compute efficiency;
 	// fp4Eff a further factor where the GEMMs run in FP4 (FP4Efficiency).
 	etaBW, etaCScale, fp4Eff float64
+	// layerStepUS is the fixed time of one layer in one decode step, in
+	// µs, whatever the batch (LayerStepMicros).
+	layerStepUS float64
 	// linkEff is the share of a link's per-direction rate collectives
 	// reach; ppEff the throughput a pipelined serving group keeps.
 	linkEff, ppEff float64
@@ -67,15 +70,15 @@ type constants struct {
 // rows of throughput.csv marked split=fit (rank/calibration_test.go keeps
 // them equal to that fit; THROUGHPUT.md names the rows held out).
 var calibrated = constants{
-	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
+	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 26.5},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 28.5},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
 	},
 	etaC: map[string]float64{
-		"ada_dc": 0.409, "amd_cdna2": 0.307, "amd_cdna3": 0.310, "ampere_dc": 0.550, "consumer": 0.460,
+		"ada_dc": 0.409, "amd_cdna2": 0.307, "amd_cdna3": 0.310, "ampere_dc": 0.540, "consumer": 0.460,
 		"hopper_blackwell": 0.460, "intel_gaudi": 0.358, "volta_turing": 0.409, "workstation": 0.460,
 	},
 }
@@ -83,7 +86,14 @@ var calibrated = constants{
 // Fitted constants (see calibrated).
 const (
 	// EtaBW is the share of memory bandwidth batched decode achieves.
-	EtaBW = 0.64
+	EtaBW = 0.70
+	// LayerStepMicros is the time every layer costs a decode step beyond
+	// its weight and KV reads and its FLOPs, whatever the batch: the
+	// launches and the small kernels (norms, rotary, activations, residual
+	// adds, the collectives' synchronisation) a step runs per layer. It
+	// weighs on small batches and small models, and is shared by a
+	// step's sequences. Fitted on the batched dense serving rows from 0.
+	LayerStepMicros = 60
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
 	// theirs.
@@ -96,7 +106,7 @@ const (
 	// per doubling of its stages, of the rate its GPUs would reach as one
 	// device (stage imbalance, bubbles): 0.94 for PP2, 0.88 for PP4.
 	// Fitted on TensorRT-LLM's RTX PRO 6000 PP2/4/8 rows only.
-	PipelineEfficiency = 0.98
+	PipelineEfficiency = 0.96
 	// FP8Share is the share of the linear layers' training time that FP8
 	// GEMMs speed up: 0.90 gives 1.82× on a card whose FP8 peak is twice
 	// its BF16 one (Hopper, Blackwell).
@@ -111,12 +121,12 @@ const (
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
 	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB, the
-	// Triton fused MoE of vLLM and SGLang 26.5).
+	// Triton fused MoE of vLLM and SGLang 28.5).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm), fitted on the MoE rows with
 	// the slice efficiencies.
-	MoEGEMMEfficiency = 0.54
+	MoEGEMMEfficiency = 0.56
 )
 
 // MoE kernel families (data/engines.csv moe_kernel) with constants of

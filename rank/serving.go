@@ -70,9 +70,11 @@ type servingResult struct {
 	// compute and weight reads (the larger counts), KV reads,
 	// communication.
 	prefillT, computeT, weightsT, kvT, commT float64
-	link                                     string
-	mem                                      servingMemory
-	fits                                     bool
+	// stepT is the layers' fixed time per decode step, per output token.
+	stepT float64
+	link  string
+	mem   servingMemory
+	fits  bool
 	// sloWhy says why no concurrency meets the job's service level.
 	sloWhy string
 }
@@ -223,7 +225,10 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	gemm := 2*nEff/(eta*peak) + s.model.DecodeAttentionFLOPs(isl+osl/2)/(eta*peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 
-	decode := math.Max(r.computeT, r.weightsT) + r.kvT
+	// Every layer costs a step a fixed time besides (LayerStepMicros),
+	// shared by the stage step's sequences.
+	r.stepT = float64(s.model.Layers) / pp * s.k.layerStepUS * 1e-6 / stageSeqs
+	decode := math.Max(r.computeT, r.weightsT) + r.kvT + r.stepT
 	// Communication of one stage step, shared by its stageSeqs tokens.
 	repTokens := stageSeqs / dp * (1 + fresh/osl)
 	hidden := float64(s.model.Hidden)
