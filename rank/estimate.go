@@ -104,7 +104,7 @@ const (
 	LinkEfficiency = 0.55
 	// PipelineEfficiency is what a pipeline-parallel serving group keeps,
 	// per doubling of its stages, of the rate its GPUs would reach as one
-	// device (stage imbalance, bubbles): 0.94 for PP2, 0.88 for PP4.
+	// device (stage imbalance, bubbles): 0.96 for PP2, 0.92 for PP4.
 	// Fitted on TensorRT-LLM's RTX PRO 6000 PP2/4/8 rows only.
 	PipelineEfficiency = 0.96
 	// FP8Share is the share of the linear layers' training time that FP8
