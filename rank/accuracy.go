@@ -2,17 +2,15 @@ package rank
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/pricewatch/pricewatch"
 )
 
 //go:embed data/accuracy.csv
-var accuracyCSV string
+var accuracyCSV []byte
 
 // Accuracy is how far off estimates of one kind were on published
 // measurements, leave one publisher out (data/accuracy.csv): what a
@@ -40,14 +38,8 @@ func (a Accuracy) String() string {
 const accuracyBasis = "published measurements priced leave one publisher out (rank/THROUGHPUT.md)"
 
 var accuracyTable = sync.OnceValue(func() map[string]Accuracy {
-	r := csv.NewReader(strings.NewReader(accuracyCSV))
-	r.Comment = '#'
-	rows, err := r.ReadAll()
-	if err != nil || len(rows) < 2 {
-		panic(fmt.Sprintf("rank: data/accuracy.csv: %v", err))
-	}
 	out := map[string]Accuracy{}
-	for _, row := range rows[1:] {
+	for _, row := range readTable(accuracyCSV) {
 		n, err1 := strconv.Atoi(row[1])
 		w, err2 := strconv.Atoi(row[2])
 		med, err3 := strconv.ParseFloat(row[3], 64)
