@@ -629,7 +629,6 @@ var knownMisses = map[string]string{
 	"ttune-4090-8b-lora":     "torchtune README row implying 90% of the dense bf16 peak",
 	"ttune-4090-8b-qlora":    "torchtune README row implying 88% of the dense bf16 peak",
 	"azure-h100-sxm-128-128": "TensorRT-LLM run at 0.53 of NVIDIA's own figure for the same setting",
-	"azure-mi300x-2048-2048": "vLLM ROCm, method not recorded by the source",
 }
 
 // The reference's 99 published measurements under the production

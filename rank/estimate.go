@@ -72,14 +72,14 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 28.5},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 28},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
 	},
 	etaC: map[string]float64{
-		"ada_dc": 0.409, "amd_cdna2": 0.307, "amd_cdna3": 0.310, "ampere_dc": 0.540, "consumer": 0.460,
-		"hopper_blackwell": 0.460, "intel_gaudi": 0.358, "volta_turing": 0.409, "workstation": 0.460,
+		"ada_dc": 0.413, "amd_cdna2": 0.310, "amd_cdna3": 0.310, "ampere_dc": 0.550, "consumer": 0.465,
+		"hopper_blackwell": 0.480, "intel_gaudi": 0.362, "volta_turing": 0.413, "workstation": 0.465,
 	},
 }
 
@@ -93,20 +93,21 @@ const (
 	// adds, the collectives' synchronisation) a step runs per layer. It
 	// weighs on small batches and small models, and is shared by a
 	// step's sequences. Fitted on the batched dense serving rows from 0.
-	LayerStepMicros = 60
+	LayerStepMicros = 75
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
 	// theirs.
-	FP4Efficiency = 0.65
+	FP4Efficiency = 0.70
 	// LinkEfficiency is the share of a link's per-direction rate a
 	// collective reaches (NCCL and RCCL bus bandwidth at the message sizes
 	// of decode steps and gradient buckets).
 	LinkEfficiency = 0.55
 	// PipelineEfficiency is what a pipeline-parallel serving group keeps,
 	// per doubling of its stages, of the rate its GPUs would reach as one
-	// device (stage imbalance, bubbles): 0.96 for PP2, 0.92 for PP4.
-	// Fitted on TensorRT-LLM's RTX PRO 6000 PP2/4/8 rows only.
-	PipelineEfficiency = 0.96
+	// device (stage imbalance): fitted on TensorRT-LLM's RTX PRO 6000
+	// PP2/4/8 rows only, it comes out at 1 (no loss beyond the stages
+	// that wait when a replica has fewer sequences than stages).
+	PipelineEfficiency = 1.00
 	// FP8Share is the share of the linear layers' training time that FP8
 	// GEMMs speed up: 0.90 gives 1.82× on a card whose FP8 peak is twice
 	// its BF16 one (Hopper, Blackwell).
@@ -121,12 +122,12 @@ const (
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
 	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB, the
-	// Triton fused MoE of vLLM and SGLang 28.5).
+	// Triton fused MoE of vLLM and SGLang 28).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm), fitted on the MoE rows with
 	// the slice efficiencies.
-	MoEGEMMEfficiency = 0.56
+	MoEGEMMEfficiency = 0.54
 )
 
 // MoE kernel families (data/engines.csv moe_kernel) with constants of

@@ -200,6 +200,17 @@ func (m Model) attendedTokens(ctx float64) float64 {
 	return float64(m.Layers-sl)*ctx + float64(sl)*win
 }
 
+// PrefillAttentionFLOPs is the attention core's FLOPs for one prompt
+// token that attends to ctx tokens (ctx = n/2 on average over a causal
+// prompt of n): QKᵀ and PV, 2 × head dim FLOPs each per head and attended
+// token, a sliding-window layer over at most its window. MLA's prefill
+// runs uncompressed heads; their value head (128 for DeepSeek-V3) is
+// counted at the query head's size (192), about 20% over on the
+// attention core alone.
+func (m Model) PrefillAttentionFLOPs(ctx float64) float64 {
+	return 4 * float64(m.Heads) * float64(m.headDim()) * m.attendedTokens(ctx)
+}
+
 func (m Model) slidingLayers() int {
 	if m.SlidingWindow <= 0 {
 		return 0

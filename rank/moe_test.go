@@ -369,3 +369,43 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		t.Errorf("Triton family %.0f tok/s, CUTLASS %.0f: want the Triton estimate below", a, b)
 	}
 }
+
+// A prompt's attention core is priced, and grows with the prompt. By hand,
+// from gpt-oss-120b's config.json (36 layers, 64 heads of 64, every other
+// layer a 128-token sliding window): a token attending to 16,000 earlier
+// ones costs 4 × 64 × 64 × (18 × 16,000 + 18 × 128) = 16,384 × 290,304 =
+// 4.7563e9 FLOPs, near the 2 × 5.1e9 of its weights; a window layer costs
+// the same at any length beyond its window.
+func TestPrefill_AttentionGrowsWithThePrompt(t *testing.T) {
+	m := Presets()["gpt-oss-120b"]
+	if m.Layers != 36 || m.Heads != 64 || m.headDim() != 64 || m.SlidingWindow != 128 || m.slidingLayers() != 18 {
+		t.Fatalf("gpt-oss-120b shape: %+v", m)
+	}
+	if got := m.PrefillAttentionFLOPs(16000); !near(got/4.7563e9, 1, 1e-4) {
+		t.Errorf("attention of a token attending to 16,000: %.5g FLOPs, want 4.7563e9", got)
+	}
+	// Prefill per output token: linear in the prompt for the weights,
+	// quadratic for the attention, so doubling a long prompt more than
+	// doubles it (exactly 2 without the term).
+	w := presetServe(t, "gpt-oss-120b", "")
+	h100 := card(t, "H100-80GB-SXM")
+	prefill := func(isl int) float64 {
+		w.InputTokens, w.OutputTokens = isl, 100
+		s, _, ok := servingCaseFor(w, h100, calibrated)
+		if !ok {
+			t.Fatalf("no serving case at %d", isl)
+		}
+		s.layout = Layout{TP: 2, PP: 1}
+		return servingRate(h100, s).prefillT
+	}
+	// With the weights' FLOPs P = 2 × (dense + experts / MoE GEMM
+	// efficiency) per prompt token, both at the 16-bit peak (MXFP4 runs
+	// weight-only on an H100), prefill(32k) / prefill(16k) = 2 × (P +
+	// 4.7563e9) / (P + 2.3970e9), the latter 16,384 × (18 × 8,000 + 2,304).
+	n, xn := m.ComputeParams(), m.ExpertComputeParams()
+	p := 2 * (n - xn + xn/calibrated.moeGemm)
+	want := 2 * (p + 4.7563e9) / (p + 2.3970e9)
+	if r := prefill(32000) / prefill(16000); !near(r, want, 1e-3) || r <= 2.1 {
+		t.Errorf("prefill at 32k / at 16k = %.4f, want %.4f (quadratic attention; 2 without it)", r, want)
+	}
+}

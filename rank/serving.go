@@ -98,7 +98,7 @@ type servingResult struct {
 //
 // Time per output token, for the group (N the active parameters):
 //
-//	prefill = (2N + attention(ISL/2)) × (ISL/OSL) / (min(0.95, 1.2 × ETA_C) × peak × g)
+//	prefill = ISL/OSL × (2N / peak + attention(ISL/2) / peak16) / (min(0.95, 1.2 × ETA_C) × g)
 //	decode  = max(2N / (ETA_C × peak × g), step bytes / (B/PP × read × g))
 //	        + KV of a sequence at ISL + OSL/2 / (read × g)
 //	step bytes = DP × dense + touched × experts
@@ -223,6 +223,12 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		peak16 = peak
 	}
 	gemm := 2*nEff/(eta*peak) + s.model.DecodeAttentionFLOPs(isl+osl/2)/(eta*peak16)
+	// A prompt's attention core grows with its length (quadratic over the
+	// prompt): a 32k-token prompt spends more FLOPs there than in the
+	// weights of most models. It runs at prefill's efficiency, in 16 bits.
+	// Each uncached prompt token attends to the cached prefix and, on
+	// average, half of the rest.
+	prefill += s.model.PrefillAttentionFLOPs(isl-fresh/2) * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 
 	// Every layer costs a step a fixed time besides (LayerStepMicros),

@@ -14,41 +14,44 @@ import (
 // 32 layers, 8 KV heads of 128) in bf16 on one H100 SXM in vLLM, 1,536
 // prompt tokens and 512 output tokens per request.
 //
-//	peak 989 TFLOPS, ETA_C (Hopper) 0.46, prefill at min(0.95, 1.2 × 0.46)
+//	peak 989 TFLOPS, ETA_C (Hopper) 0.48, prefill at min(0.95, 1.2 × 0.48) = 0.576
 //	read 0.70 × 3,350 GB/s = 2,345 GB/s (one sequence: 0.75 × 3,350)
-//	prefill per output token: 2 × 8.03e9 × 1536/512 / (0.552 × 989e12) = 88.254 µs
-//	decode GEMMs per token:   2 × 8.03e9 / (0.46 × 989e12)             = 35.30 µs
+//	prefill per output token: 2 × 8.03e9 × 1536/512 / (0.576 × 989e12) = 84.576 µs
+//	  + attention: 4 × 32 heads × 128 × 32 layers × 768 tokens attended
+//	    (half the prompt) = 4.027e8 FLOPs a prompt token, × 1536/512
+//	    / (0.576 × 989e12)                                             =  2.120 µs
+//	decode GEMMs per token:   2 × 8.03e9 / (0.48 × 989e12)             = 33.83 µs
 //	KV of a sequence at 1536 + 512/2 tokens: 1792 × 32 × 8 × 128 × 2 × 2 B
 //	  = 234.88 MB, read per token in 234.88e6 / 2.345e12               = 100.162 µs
 //	weights per step: 16.06 GB / 2.345e12                              = 6.84861 ms
-//	the layers' fixed time per step: 32 × 60 µs                        = 1.92 ms
+//	the layers' fixed time per step: 32 × 75 µs                        = 2.4 ms
 //
 // While a step of B sequences is bound by its weight reads (B up to
-// 6.8486 ms / 35.30 µs = 194), every sequence waits a whole step per
+// 6.8486 ms / 33.83 µs = 202), every sequence waits a whole step per
 // token, prefills of others included:
 //
-//	TPOT(B) = B × (88.254 + 100.162) µs + 6.84861 + 1.92 ms = B × 0.188416 ms + 8.76861 ms
+//	TPOT(B) = B × (86.697 + 100.162) µs + 6.84861 + 2.4 ms = B × 0.186859 ms + 9.24861 ms
 //
-// so the largest B under a target T is floor((T − 8.76861) / 0.188416):
+// so the largest B under a target T is floor((T − 9.24861) / 0.186859):
 //
-//	T = 30 ms → 112 sequences, TPOT 29.871 ms, 112 / 0.029871 = 3,749.4 tokens/s
-//	T = 20 ms →  59 sequences, TPOT 19.885 ms, 59 / 0.019885  = 2,967.0 tokens/s
-//	T = 10 ms →   6 sequences, TPOT  9.899 ms, 6 / 0.009899   = 606.1 tokens/s
-//	T =  9 ms →   1 sequence (two take 9.145 ms), read at 0.75 × 3,350 GB/s:
-//	  TPOT = 88.254 µs + (16.06e9 + 234.88e6) / 2.5125e12 + 1.92 ms = 8.494 ms, 117.73 tokens/s
-//	T =  5 ms → none: one sequence already takes 8.5 ms: unfit, with why.
+//	T = 30 ms → 111 sequences, TPOT 29.990 ms, 111 / 0.029990 = 3,701.2 tokens/s
+//	T = 20 ms →  57 sequences, TPOT 19.900 ms, 57 / 0.019900  = 2,864.4 tokens/s
+//	T = 10 ms →   4 sequences, TPOT  9.996 ms, 4 / 0.009996   = 400.16 tokens/s
+//	T =  9 ms →   1 sequence (two take 9.622 ms), read at 0.75 × 3,350 GB/s:
+//	  TPOT = 86.697 µs + (16.06e9 + 234.88e6) / 2.5125e12 + 2.4 ms = 8.972 ms, 111.46 tokens/s
+//	T =  5 ms → none: one sequence already takes 9.0 ms: unfit, with why.
 //
 // A 3,000 tokens/s peak with 20% headroom (3,600) then needs
-// ceil(3600 / tokens/s) GPUs: 1, 2, 6 and 31.
+// ceil(3600 / tokens/s) GPUs: 1, 2, 9 and 33.
 var sloSweep = []struct {
 	tpotMS    float64
 	seqs      float64
 	tps, gpus float64
 }{
-	{30, 112, 3749.4, 1},
-	{20, 59, 2967.0, 2},
-	{10, 6, 606.1, 6},
-	{9, 1, 117.73, 31},
+	{30, 111, 3701.2, 1},
+	{20, 57, 2864.4, 2},
+	{10, 4, 400.16, 9},
+	{9, 1, 111.46, 33},
 }
 
 func TestSLO_TightenedTPOTLowersConcurrency(t *testing.T) {
@@ -69,19 +72,19 @@ func TestSLO_TightenedTPOTLowersConcurrency(t *testing.T) {
 	// 5 ms: no concurrency meets it; the reason names the figure.
 	req.SLO = &rank.SLO{TPOTms: 5}
 	res, err := rank.EstimateFor(req, cat.Card)
-	if err != nil || res.Fits || !strings.Contains(res.Reason, "time per output token 8.5 ms > 5 ms") {
+	if err != nil || res.Fits || !strings.Contains(res.Reason, "time per output token 9.0 ms > 5 ms") {
 		t.Errorf("TPOT 5 ms: %v fits %v %q", err, res.Fits, res.Reason)
 	}
 	// At p90 the steady step is taken 1.25 × slower (a default):
-	// 25 ms at p90 is 20 ms at the median, so 59 sequences again.
+	// 25 ms at p90 is 20 ms at the median, so 57 sequences again.
 	req.SLO = &rank.SLO{TPOTms: 25, Percentile: 90}
-	if res, _ := rank.EstimateFor(req, cat.Card); res.Sequences != 59 {
-		t.Errorf("TPOT 25 ms at p90: %.0f sequences, want 59", res.Sequences)
+	if res, _ := rank.EstimateFor(req, cat.Card); res.Sequences != 57 {
+		t.Errorf("TPOT 25 ms at p90: %.0f sequences, want 57", res.Sequences)
 	}
-	// 50 tokens/s per user is a 20 ms TPOT: 59 sequences.
+	// 50 tokens/s per user is a 20 ms TPOT: 57 sequences.
 	req.SLO = &rank.SLO{UserTokensPerSecond: 50}
-	if res, _ := rank.EstimateFor(req, cat.Card); res.Sequences != 59 {
-		t.Errorf("50 tokens/s per user: %.0f sequences, want 59", res.Sequences)
+	if res, _ := rank.EstimateFor(req, cat.Card); res.Sequences != 57 {
+		t.Errorf("50 tokens/s per user: %.0f sequences, want 57", res.Sequences)
 	}
 }
 
@@ -109,15 +112,17 @@ func TestSLO_PlanRentsTheFleetThatMeetsIt(t *testing.T) {
 }
 
 func TestSLO_CachedPromptSkipsPrefill(t *testing.T) {
-	// Half of each 1,536-token prompt cached: prefill per output token
-	// halves, 88.254 → 44.127 µs, so TPOT(B) = B × (44.127 + 100.162) µs +
-	// 8.76861 ms and a 20 ms target holds floor(11.23139 / 0.144289) = 77
-	// sequences (59 without the cache).
+	// Half of each 1,536-token prompt cached: the prompt's GEMMs halve,
+	// 84.576 → 42.288 µs per output token; its 768 fresh tokens attend to
+	// the 768 cached and half of their own, 1,152 on average: 16,384 × 32
+	// × 1152 × 768/512 / (0.576 × 989e12) = 1.590 µs. So TPOT(B) = B ×
+	// (43.878 + 100.162) µs + 9.24861 ms and a 20 ms target holds
+	// floor(10.75139 / 0.144040) = 74 sequences (57 without the cache).
 	req := rank.EstimateRequest{Model: &rank.ModelSpec{Preset: "llama3-8b"}, Card: "H100-80GB-SXM", Engine: "vllm",
 		InputTokens: 1536, OutputTokens: 512, SLO: &rank.SLO{TPOTms: 20}, CachedPromptShare: 0.5}
 	res, err := rank.EstimateFor(req, normalize.DefaultCatalog().Card)
-	if err != nil || res.Sequences != 77 {
-		t.Errorf("cached half: %v %.0f sequences, want 77", err, res.Sequences)
+	if err != nil || res.Sequences != 74 {
+		t.Errorf("cached half: %v %.0f sequences, want 74", err, res.Sequences)
 	}
 	for _, bad := range []rank.JobSpec{
 		{Workload: "serve-7b", CachedPromptShare: 1},
