@@ -26,7 +26,7 @@ var (
 	rateRe        = regexp.MustCompile(`request rate (\S+)/s`)
 	concurrencyRe = regexp.MustCompile(`^(\d+) concurrent`)
 	maxSeqsRe     = regexp.MustCompile(`max (\d+) seqs|max_num_seqs=(\d+)`)
-	promptsRe     = regexp.MustCompile(`(\d+) prompts`)
+	promptsRe     = regexp.MustCompile(`(\d+) (?:prompts|requests)`)
 	batchRe       = regexp.MustCompile(`^(?:batch )?(\d+)`)
 )
 
@@ -271,6 +271,7 @@ func TestRowJob_ConcurrencyAsRun(t *testing.T) {
 		"gpustack-a100-glm45air-bf16-sglang-tp4ep4-32000-100": 100,  // 100 prompts
 		"dstack-h200-dsr1-fp8-sglang-tp8-offline512-3200-800": 512,  // 512 prompts (offline)
 		"gpustack-h200-dsr1-fp8-vllm-tp8-4000-200":            256,  // vLLM's 256 below the 500 prompts
+		"azure-h100-sxm-128-128":                              1000, // TensorRT-LLM's 2,048, but 1000 requests
 	} {
 		m, ok := byID[id]
 		if !ok {
