@@ -130,7 +130,7 @@ func rowJob(m Measurement) (rowSetting, error) {
 			w.MaxSequences = engineLimitOffline
 		}
 		if r := maxSeqsRe.FindStringSubmatch(m.Batch); r != nil {
-			w.MaxSequences, _ = strconv.Atoi(r[1] + r[2])
+			w.MaxSequences, _ = strconv.Atoi(r[1] + r[2]) // one of the two forms matched, the other is "".
 		}
 	case "serve_online":
 		r := rateRe.FindStringSubmatch(m.Batch)

@@ -52,6 +52,13 @@ func ArchFamily(c pricewatch.Card) string {
 	return f[0]
 }
 
+// formatKeys are the formats.csv rows that speak to an engine's format on
+// an architecture, the most specific first: the engine's own (this
+// architecture, then any), then every engine's.
+func formatKeys(eng, format, arch string) [][3]string {
+	return [][3]string{{eng, format, arch}, {eng, format, "*"}, {"*", format, arch}, {"*", format, "*"}}
+}
+
 // formatMode is how the engine runs weights of format on the card (native
 // is whether the card has the format's tensor rate), and why, for notes
 // and refusals.
@@ -61,7 +68,7 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 	}
 	arch := ArchFamily(c)
 	rows := formatRows()
-	for _, key := range [][3]string{{eng, format, arch}, {eng, format, "*"}, {"*", format, arch}, {"*", format, "*"}} {
+	for _, key := range formatKeys(eng, format, arch) {
 		if r, ok := rows[key]; ok {
 			if r.mode == modeNative && !native {
 				break // a row cannot give a card a rate it lacks
@@ -91,8 +98,9 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 // the card: a formats.csv row's moe_kernel where one names it, else the
 // engine's own (engines.csv).
 func moeKernelFor(eng engine, format string, c pricewatch.Card) string {
-	arch := ArchFamily(c)
-	for _, key := range [][3]string{{eng.name, format, arch}, {eng.name, format, "*"}} {
+	// Only the engine's own rows: a row for every engine ("*") says how a
+	// format runs, not which engine's kernels run it.
+	for _, key := range formatKeys(eng.name, format, ArchFamily(c))[:2] {
 		if r, ok := formatRows()[key]; ok && r.moeKernel != "" {
 			return r.moeKernel
 		}

@@ -215,7 +215,8 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	stepBytes := readBytes(1 / moeEff) // the experts' reads at their kernels' rate
 	// A prompt's cached prefix is not computed again (prefix caching).
 	fresh := isl * (1 - s.cached)
-	prefill := 2 * nPre * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak)
+	preEff := math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta)
+	prefill := 2 * nPre * (fresh / osl) / (preEff * peak)
 	// The attention core runs in 16 bits also in fp8 and fp4 engines
 	// (FlashMLA, FlashAttention-3 in bf16): its FLOPs at the 16-bit peak.
 	peak16 := c.TrainPeakTFLOPS() * 1e12 * g
@@ -228,7 +229,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	// weights of most models. It runs at prefill's efficiency, in 16 bits.
 	// Each uncached prompt token attends to the cached prefix and, on
 	// average, half of the rest.
-	prefill += s.model.PrefillAttentionFLOPs(isl-fresh/2) * (fresh / osl) / (math.Min(MaxPrefillEfficiency, PrefillMultiplier*eta) * peak16)
+	prefill += s.model.PrefillAttentionFLOPs(isl-fresh/2) * (fresh / osl) / (preEff * peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 
 	// Every layer costs a step a fixed time besides (LayerStepMicros),
