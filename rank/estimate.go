@@ -49,16 +49,24 @@ type constants struct {
 	// touched slice cost a fixed moeHalfMB of reads besides its own
 	// (small experts, and experts split over tensor-parallel ranks, are
 	// thin GEMMs). moeHalfByKernel holds the MoE kernel families
-	// (engines.csv moe_kernel) whose rows of two publishers or more fit one
-	// of their own: vLLM and SGLang run one Triton kernel, TensorRT-LLM
-	// its CUTLASS kernels.
+	// (engines.csv moe_kernel) with a value of their own: TensorRT-LLM's
+	// CUTLASS kernels, fitted on its rows; vLLM's and SGLang's Triton
+	// kernel, 0 from its kernel timings (data/moe_kernels.csv).
 	moeHalfMB       float64
 	moeHalfByKernel map[string]float64
 	// moeGemm is the routed experts' GEMM efficiency relative to the
 	// dense kernels' at any batch (0: 1): grouped GEMMs over a few hundred
 	// tokens per expert, routing and permutation, and the load imbalance
-	// of expert parallelism, which no dense row measures.
-	moeGemm float64
+	// of expert parallelism, which no dense row measures. moeGemmByKernel
+	// holds the kernel families whose rows of two publishers or more fit
+	// one of their own.
+	moeGemm         float64
+	moeGemmByKernel map[string]float64
+	// moeLayerUS is the fixed time of one MoE layer's expert kernels in
+	// one decode step, µs, per kernel family, besides the layer step and
+	// the experts' reads (data/moe_kernels.csv: the intercept of the
+	// engines' own kernel timings).
+	moeLayerUS map[string]float64
 	// util is the training utilization U per estimator class; a class
 	// without one uses utilizationByClass. etaC is the serving compute
 	// efficiency ETA_C per class (before etaCScale); a class without one
@@ -72,7 +80,9 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3, MoEKernelTriton: 28},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3.5, MoEKernelTriton: 0},
+	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.54, MoEKernelTriton: 0.24},
+	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
@@ -121,13 +131,22 @@ const (
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
-	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB, the
-	// Triton fused MoE of vLLM and SGLang 28).
+	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB; the
+	// Triton fused MoE of vLLM and SGLang 0, from its kernel timings).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
-	// the dense kernels' (constants.moeGemm), fitted on the MoE rows with
-	// the slice efficiencies.
-	MoEGEMMEfficiency = 0.54
+	// the dense kernels' (constants.moeGemm) for a kernel family without a
+	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
+	// MoE 0.76, the Triton fused MoE 0.24), fitted on the MoE rows.
+	MoEGEMMEfficiency = 0.52
+	// MoETritonLayerMicros is the fixed time of one MoE layer's Triton
+	// fused-MoE kernels per decode step (token alignment, two grouped
+	// GEMM launches, the activation), µs: the median intercept of the
+	// kernel timings in data/moe_kernels.csv, which read the touched
+	// experts at 0.79 of the memory bandwidth (median), no less than the
+	// dense kernels' ETA_BW, so the family's experts pay no slice
+	// penalty (moeHalfByKernel 0). Not fitted on throughput rows.
+	MoETritonLayerMicros = 31
 )
 
 // MoE kernel families (data/engines.csv moe_kernel) with constants of
@@ -143,6 +162,15 @@ func (k constants) moeHalf(kernel string) float64 {
 		return v
 	}
 	return k.moeHalfMB
+}
+
+// moeGemmEff is the routed experts' GEMM efficiency of a MoE kernel
+// family relative to the dense kernels'.
+func (k constants) moeGemmEff(kernel string) float64 {
+	if v, ok := k.moeGemmByKernel[kernel]; ok {
+		return v
+	}
+	return k.moeGemm
 }
 
 // computeEff is the class's serving ETA_C under k (etaCScale applied; the

@@ -403,7 +403,7 @@ func TestPrefill_AttentionGrowsWithThePrompt(t *testing.T) {
 	// weight-only on an H100), prefill(32k) / prefill(16k) = 2 × (P +
 	// 4.7563e9) / (P + 2.3970e9), the latter 16,384 × (18 × 8,000 + 2,304).
 	n, xn := m.ComputeParams(), m.ExpertComputeParams()
-	p := 2 * (n - xn + xn/calibrated.moeGemm)
+	p := 2 * (n - xn + xn/calibrated.moeGemmEff(MoEKernelTriton))
 	want := 2 * (p + 4.7563e9) / (p + 2.3970e9)
 	if r := prefill(32000) / prefill(16000); !near(r, want, 1e-3) || r <= 2.1 {
 		t.Errorf("prefill at 32k / at 16k = %.4f, want %.4f (quadratic attention; 2 without it)", r, want)

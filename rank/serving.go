@@ -99,8 +99,11 @@ type servingResult struct {
 // Time per output token, for the group (N the active parameters):
 //
 //	prefill = ISL/OSL × (2N / peak + attention(ISL/2) / peak16) / (min(0.95, 1.2 × ETA_C) × g)
-//	decode  = max(2N / (ETA_C × peak × g), step bytes / (B/PP × read × g))
+//	decode  = Σ over the dense part and the routed experts of
+//	          max(2N_part / (ETA_C × peak × g), part's step bytes / (B/PP × read × g))
 //	        + KV of a sequence at ISL + OSL/2 / (read × g)
+//	        + (layers × LayerStepMicros + MoE layers × the kernel family's
+//	          fixed time) / (B/PP)
 //	step bytes = DP × dense + touched × experts
 //
 // A decode step of a stage carries B/PP sequences (B/(PP·DP) per
@@ -181,8 +184,8 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	// moeGemm of the dense kernels' (routing, permutation, imbalance).
 	xn := s.model.ExpertComputeParams()
 	gemmEff := 1.0
-	if s.model.MoE() && s.k.moeGemm > 0 {
-		gemmEff = s.k.moeGemm
+	if g := s.k.moeGemmEff(s.eng.moeKernel); s.model.MoE() && g > 0 {
+		gemmEff = g
 	}
 	nEff := n - xn + xn/(moeEff*gemmEff)     // decode's FLOPs as dense-rate FLOPs
 	nPre := n - xn + xn/gemmEff              // prefill's
@@ -233,9 +236,21 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 
 	// Every layer costs a step a fixed time besides (LayerStepMicros),
-	// shared by the stage step's sequences.
+	// and every MoE layer its kernel family's fixed time
+	// (constants.moeLayerUS), shared by the stage step's sequences.
 	r.stepT = float64(s.model.Layers) / pp * s.k.layerStepUS * 1e-6 / stageSeqs
-	decode := math.Max(r.computeT, r.weightsT) + r.kvT + r.stepT
+	if s.model.MoE() && s.eng.groupedMoE {
+		r.stepT += float64(s.model.moeLayers()) / pp * s.k.moeLayerUS[s.eng.moeKernel] * 1e-6 / stageSeqs
+	}
+	// The dense layers and the experts run one after the other, each
+	// bound by its own compute or reads: a step's time is the sum of the
+	// two parts' rooflines, not one roofline of their sum (a full batch
+	// can keep the attention and shared GEMMs compute-bound while the
+	// experts, a few tokens each, stay bound by their reads).
+	expertCompute := 2 * (nEff - (n - xn)) / (eta * peak)
+	expertReads := readBytes(1/moeEff) - readBytes(0)
+	expertReads /= stageSeqs * read
+	decode := math.Max(r.computeT-expertCompute, r.weightsT-expertReads) + math.Max(expertCompute, expertReads) + r.kvT + r.stepT
 	// Communication of one stage step, shared by its stageSeqs tokens.
 	repTokens := stageSeqs / dp * (1 + fresh/osl)
 	hidden := float64(s.model.Hidden)
