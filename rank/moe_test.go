@@ -409,3 +409,43 @@ func TestPrefill_AttentionGrowsWithThePrompt(t *testing.T) {
 		t.Errorf("prefill at 32k / at 16k = %.4f, want %.4f (quadratic attention; 2 without it)", r, want)
 	}
 }
+
+// Every MoE layer costs a decode step its kernel family's fixed time,
+// shared by the step's sequences. By hand: Qwen3-30B-A3B has 48 layers,
+// all MoE (config.json: no mlp_only_layers), so under vLLM (the Triton
+// family, 31 µs) a step takes 48 × 31 = 1,488 µs more than without the
+// term: 1,488 µs per output token at one sequence, 1,488 / 8 = 186 µs at
+// eight. TensorRT-LLM's CUTLASS family has no such term.
+func TestMoE_TritonLayerTimePerStep(t *testing.T) {
+	w := presetServe(t, "qwen3-30b-a3b", "fp8")
+	h100 := card(t, "H100-80GB-SXM")
+	if m := w.Model; m.Layers != 48 || m.moeLayers() != 48 {
+		t.Fatalf("qwen3-30b-a3b: %d layers, %d MoE", m.Layers, m.moeLayers())
+	}
+	perToken := func(engine string, k constants, b int) float64 {
+		w.Engine, w.MaxSequences, w.Concurrency = engine, b, b
+		s, _, ok := servingCaseFor(w, h100, k)
+		if !ok {
+			t.Fatalf("%s: no serving case", engine)
+		}
+		s.layout = Layout{TP: 1, PP: 1}
+		r := servingRate(h100, s)
+		if !r.fits || r.seqs != float64(b) {
+			t.Fatalf("%s at %d: fits %v, %.1f sequences", engine, b, r.fits, r.seqs)
+		}
+		return 1 / r.tps // seconds per output token on the one GPU
+	}
+	none := calibrated
+	none.moeLayerUS = map[string]float64{}
+	for _, tc := range []struct {
+		b      int
+		wantUS float64
+	}{{1, 1488}, {8, 186}} {
+		if d := (perToken(EngineVLLM, calibrated, tc.b) - perToken(EngineVLLM, none, tc.b)) * 1e6; !near(d, tc.wantUS, 1e-6) {
+			t.Errorf("vLLM at %d sequences: the MoE layers' fixed time adds %.3f µs a token, want %g", tc.b, d, tc.wantUS)
+		}
+		if d := perToken(EngineTRT, calibrated, tc.b) - perToken(EngineTRT, none, tc.b); d != 0 {
+			t.Errorf("TensorRT-LLM at %d sequences: %g s a token from a fixed time its family does not have", tc.b, d)
+		}
+	}
+}
