@@ -62,7 +62,7 @@ func rowJob(m Measurement) (rowSetting, error) {
 		}
 		shape = p
 	}
-	w := Workload{Name: m.ID, Model: shape, WeightBytes: 2, Precision: PrecisionBF16}
+	w := Workload{Name: m.ID, Model: shape, WeightBytes: 2, Precision: PrecisionBF16, moeKernel: m.MoEKernel}
 	rs := rowSetting{gpus: max(m.GPUs, 1)}
 	prec := strings.ToLower(m.Precision)
 	switch m.Category {
@@ -489,7 +489,7 @@ func fit(all []Measurement) constants {
 			rs, err := rowJob(m)
 			c, ok := catalog().Card(m.Card)
 			if e := engineFor(rs.w.Engine); err == nil && ok && e.groupedMoE {
-				kernel := moeKernelFor(e, rs.w.Precision, c)
+				kernel := rs.w.moeKernelOn(e, c)
 				byKernel[kernel] = append(byKernel[kernel], m)
 			}
 		}

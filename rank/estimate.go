@@ -434,7 +434,7 @@ func servingCaseFor(w Workload, c pricewatch.Card, k constants) (servingCase, Pr
 	}
 	s := servingMemoryCase(w)
 	s.peakTFLOPS, s.fp4, s.k = prec.PeakTFLOPS, prec.Name == PrecisionFP4, k
-	s.eng.moeKernel = moeKernelFor(s.eng, w.Precision, c)
+	s.eng.moeKernel = w.moeKernelOn(s.eng, c)
 	if prec.WeightOnly || w.weightOnlyQuantized() {
 		s.decodeFactor = s.eng.quantizedFactor
 	}

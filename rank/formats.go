@@ -3,6 +3,7 @@ package rank
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,8 +21,12 @@ const (
 var formatsCSV []byte
 
 // formatRow is one row of data/formats.csv; moeKernel is the MoE kernel
-// family the engine runs for the format there ("": the engine's own).
-type formatRow struct{ mode, url, note, moeKernel string }
+// family the engine runs for the format there ("": the engine's own),
+// for models of the config.json architectures listed (none: every model).
+type formatRow struct {
+	mode, url, note, moeKernel string
+	architectures              []string
+}
 
 var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 	m := map[[3]string]formatRow{}
@@ -29,7 +34,14 @@ var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 		if r[3] != modeNative && r[3] != modeWeightOnly && r[3] != modeNo {
 			panic(fmt.Sprintf("rank: formats.csv %v: mode %q", r[:3], r[3]))
 		}
-		m[[3]string{r[0], r[1], r[2]}] = formatRow{r[3], r[4], r[5], r[6]}
+		row := formatRow{mode: r[3], url: r[4], note: r[5], moeKernel: r[6]}
+		if r[7] != "" {
+			if r[6] == "" {
+				panic(fmt.Sprintf("rank: formats.csv %v: architectures without a moe_kernel", r[:3]))
+			}
+			row.architectures = strings.Split(r[7], ";")
+		}
+		m[[3]string{r[0], r[1], r[2]}] = row
 	}
 	return m
 })
@@ -95,13 +107,15 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 }
 
 // moeKernelFor is the MoE kernel family eng runs for weights of format on
-// the card: a formats.csv row's moe_kernel where one names it, else the
-// engine's own (engines.csv).
-func moeKernelFor(eng engine, format string, c pricewatch.Card) string {
+// the card, for a model of the config.json architecture arch: a formats.csv
+// row's moe_kernel where one names it for that model, else the engine's
+// own (engines.csv).
+func moeKernelFor(eng engine, format string, c pricewatch.Card, arch string) string {
 	// Only the engine's own rows: a row for every engine ("*") says how a
 	// format runs, not which engine's kernels run it.
 	for _, key := range formatKeys(eng.name, format, ArchFamily(c))[:2] {
-		if r, ok := formatRows()[key]; ok && r.moeKernel != "" {
+		r, ok := formatRows()[key]
+		if ok && r.moeKernel != "" && (len(r.architectures) == 0 || slices.Contains(r.architectures, arch)) {
 			return r.moeKernel
 		}
 	}

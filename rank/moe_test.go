@@ -326,8 +326,7 @@ func TestMoE_ConstantsPerKernelFamily(t *testing.T) {
 // NVFP4 experts on Blackwell run CUTLASS grouped GEMMs. Every family a
 // formats.csv row names is one engines.csv knows, and the estimate
 // follows it: TensorRT-LLM's gpt-oss-120b on an H100 is priced with the
-// Triton family's slice constant (26.5 MB against CUTLASS's 3), so
-// slower than the same setting on CUTLASS kernels would be.
+// Triton family's constants, not CUTLASS's.
 func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 	known := map[string]bool{}
 	for _, e := range engines() {
@@ -339,22 +338,40 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		}
 	}
 	h100, b200 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM")
+	// SGLang's FP8 MoE on Blackwell: DeepSeek-architecture models on the
+	// TensorRT-LLM-gen kernels (SGLang PR #11816), the others on Triton.
+	const deepseek, qwen3 = "DeepseekV3ForCausalLM", "Qwen3MoeForCausalLM"
 	for _, tc := range []struct {
 		engine, format string
 		c              pricewatch.Card
-		want           string
+		arch, want     string
 	}{
-		{EngineTRT, PrecisionMXFP4, h100, MoEKernelTriton},
-		{EngineTRT, PrecisionMXFP4, b200, MoEKernelCUTLASS},
-		{EngineTRT, PrecisionFP8, h100, MoEKernelCUTLASS},
-		{EngineVLLM, PrecisionFP4, b200, MoEKernelCUTLASS},
-		{EngineSGLang, PrecisionFP4, b200, MoEKernelCUTLASS},
-		{EngineVLLM, PrecisionFP8, h100, MoEKernelTriton},
-		{EngineVLLM, PrecisionMXFP4, h100, MoEKernelTriton},
+		{EngineTRT, PrecisionMXFP4, h100, "", MoEKernelTriton},
+		{EngineTRT, PrecisionMXFP4, b200, "", MoEKernelCUTLASS},
+		{EngineTRT, PrecisionFP8, h100, "", MoEKernelCUTLASS},
+		{EngineVLLM, PrecisionFP4, b200, "", MoEKernelCUTLASS},
+		{EngineSGLang, PrecisionFP4, b200, "", MoEKernelCUTLASS},
+		{EngineVLLM, PrecisionFP8, h100, "", MoEKernelTriton},
+		{EngineVLLM, PrecisionMXFP4, h100, "", MoEKernelTriton},
+		{EngineSGLang, PrecisionFP8, b200, deepseek, MoEKernelCUTLASS},
+		{EngineSGLang, PrecisionFP8, b200, qwen3, MoEKernelTriton},
+		{EngineSGLang, PrecisionFP8, h100, deepseek, MoEKernelTriton},
+		{EngineVLLM, PrecisionFP8, b200, deepseek, MoEKernelTriton},
 	} {
-		if got := moeKernelFor(engineFor(tc.engine), tc.format, tc.c); got != tc.want {
-			t.Errorf("%s %s on %s: family %q, want %q", tc.engine, tc.format, tc.c.ID, got, tc.want)
+		if got := moeKernelFor(engineFor(tc.engine), tc.format, tc.c, tc.arch); got != tc.want {
+			t.Errorf("%s %s of %q on %s: family %q, want %q", tc.engine, tc.format, tc.arch, tc.c.ID, got, tc.want)
 		}
+	}
+	// The preset carries its config.json architecture, so the rule reaches
+	// the estimate; a run that states other kernels keeps them.
+	dsr1 := presetServe(t, "deepseek-r1", "fp8")
+	dsr1.Engine = EngineSGLang
+	if got := dsr1.moeKernelOn(engineFor(EngineSGLang), b200); got != MoEKernelCUTLASS {
+		t.Errorf("SGLang DeepSeek-R1 FP8 on a B200: family %q, want %q", got, MoEKernelCUTLASS)
+	}
+	dsr1.moeKernel = MoEKernelTriton
+	if got := dsr1.moeKernelOn(engineFor(EngineSGLang), b200); got != MoEKernelTriton {
+		t.Errorf("a run stating the Triton MoE: family %q", got)
 	}
 	w := presetServe(t, "gpt-oss-120b", "")
 	w.Engine = EngineTRT

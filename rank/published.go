@@ -80,6 +80,10 @@ type Measurement struct {
 	// EP is the expert parallelism published ("ep=N" opening notes; 0:
 	// none stated).
 	EP int
+	// MoEKernel is the MoE kernel family the run states its engine ran,
+	// where that is not what the engine runs by default today (an older
+	// version, a backend chosen by flag); "": the default.
+	MoEKernel string
 }
 
 // Row splits of throughput.csv (Measurement.Split).
@@ -162,7 +166,7 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 			K: num("flops_per_token_factor_k"), EstimateTokensPerSecond: num("estimate_tokens_per_sec_per_gpu"),
 			Calibration: get("use_in_calibration") == "yes", SourceURL: get("source_url"), Notes: get("notes"),
 			Publisher: get("publisher"), EngineVersion: get("engine_version"), KVPrecision: get("kv_cache_precision"),
-			Split: get("split"), SplitNote: get("split_note"), Preset: get("preset"),
+			Split: get("split"), SplitNote: get("split_note"), Preset: get("preset"), MoEKernel: get("moe_kernel"),
 			TP: int(num("tp")), PP: int(num("pp")), MicroBatch: int(num("micro_batch")), GradAccum: int(num("grad_accum")),
 			VP: int(num("vp")), CP: int(num("cp")),
 			Shape: Model{Name: get("model"), ParamsB: num("params_b"), Layers: int(num("layers")), Hidden: int(num("hidden")),

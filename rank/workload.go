@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"slices"
 	"sync"
+
+	"github.com/pricewatch/pricewatch"
 )
 
 // Method is how a workload uses the model: full fine-tuning, LoRA, QLoRA or
@@ -93,6 +95,20 @@ type Workload struct {
 	// calibrated): a team that measured its engine faster or slower than
 	// the calibrated software generation says so in config.
 	EngineEfficiency float64
+	// moeKernel is the MoE kernel family a published run states its engine
+	// ran (a version before the engine's current default, or a backend
+	// chosen by flag); "": what the engine runs by default for the format,
+	// card and model (moeKernelFor). Set only by the calibration's rows.
+	moeKernel string
+}
+
+// moeKernelOn is the MoE kernel family the workload's engine runs on the
+// card.
+func (w Workload) moeKernelOn(eng engine, c pricewatch.Card) string {
+	if w.moeKernel != "" {
+		return w.moeKernel
+	}
+	return moeKernelFor(eng, w.Precision, c, w.Model.Architecture)
 }
 
 // ContextTokens is the full context of one serving request (in + out).
