@@ -58,8 +58,8 @@ type constants struct {
 	// dense kernels' at any batch (0: 1): grouped GEMMs over a few hundred
 	// tokens per expert, routing and permutation, and the load imbalance
 	// of expert parallelism, which no dense row measures. moeGemmByKernel
-	// holds the kernel families whose rows of two publishers or more fit
-	// one of their own.
+	// holds the kernel families whose rows (two publishers or more, ten
+	// rows or more) fit one of their own.
 	moeGemm         float64
 	moeGemmByKernel map[string]float64
 	// moeLayerUS is the fixed time of one MoE layer's expert kernels in
@@ -131,13 +131,13 @@ const (
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
-	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3 MB; the
+	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3.5 MB; the
 	// Triton fused MoE of vLLM and SGLang 0, from its kernel timings).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
-	// MoE 0.76, the Triton fused MoE 0.24), fitted on the MoE rows.
+	// MoE 0.54, the Triton fused MoE 0.24), fitted on every MoE row.
 	MoEGEMMEfficiency = 0.52
 	// MoETritonLayerMicros is the fixed time of one MoE layer's Triton
 	// fused-MoE kernels per decode step (token alignment, two grouped
