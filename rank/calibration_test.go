@@ -496,7 +496,7 @@ func fit(all []Measurement) constants {
 		// The experts' GEMM efficiency (global, then per kernel family), then
 		// the slice efficiency (global, then per kernel family), three rounds:
 		// each moves the other's optimum a little. A family whose constants
-		// come from its kernel timings (kernelFixed: the Triton fused MoE,
+		// come from its kernel timings (kernelFixedHalf: the Triton fused MoE,
 		// data/moe_kernels.csv) keeps them; the globals serve the families
 		// without values of their own (rows of the others do not move them;
 		// with none, they stay at their priors).
