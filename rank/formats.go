@@ -41,7 +41,11 @@ var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 			}
 			row.architectures = strings.Split(r[7], ";")
 		}
-		m[[3]string{r[0], r[1], r[2]}] = row
+		key := [3]string{r[0], r[1], r[2]}
+		if _, dup := m[key]; dup {
+			panic(fmt.Sprintf("rank: formats.csv %v: two rows", r[:3]))
+		}
+		m[key] = row
 	}
 	return m
 })
@@ -104,6 +108,16 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 		return modeNo, fmt.Sprintf("%s does not run %s weights on %s (%s): the weight-only kernels (Marlin, Triton MoE) need Ampere or CDNA3 and newer (default: no engine page states it for this architecture)", eng, format, c.ID, arch)
 	}
 	return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores (default: weight-only kernels)", c.ID, computeName(format))
+}
+
+// moeKernelFamilies are the MoE kernel families the engines run
+// (engines.csv moe_kernel).
+func moeKernelFamilies() map[string]bool {
+	known := map[string]bool{}
+	for _, e := range engines() {
+		known[e.moeKernel] = true
+	}
+	return known
 }
 
 // moeKernelFor is the MoE kernel family eng runs for weights of format on

@@ -328,10 +328,7 @@ func TestMoE_ConstantsPerKernelFamily(t *testing.T) {
 // follows it: TensorRT-LLM's gpt-oss-120b on an H100 is priced with the
 // Triton family's constants, not CUTLASS's.
 func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
-	known := map[string]bool{}
-	for _, e := range engines() {
-		known[e.moeKernel] = true
-	}
+	known := moeKernelFamilies()
 	for key, r := range formatRows() {
 		if r.moeKernel != "" && !known[r.moeKernel] {
 			t.Errorf("formats.csv %v: moe_kernel %q is no engine's family", key, r.moeKernel)

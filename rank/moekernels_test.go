@@ -97,3 +97,51 @@ func TestMoEKernels_TritonFromTheTimings(t *testing.T) {
 		t.Errorf("median read rate %.2f of the bandwidth (ETA_BW %.2f); production slice %v MB", r, calibrated.etaBW, calibrated.moeHalf(MoEKernelTriton))
 	}
 }
+
+// Out of sample: each table's points priced with the medians of the other
+// seven tables (leave one table out), and with what the estimator uses
+// (31 µs, the touched experts read at ETA_BW of the bandwidth). Measured
+// when written: 42 of 43 points within ±35% either way, medians 1.04 and
+// 1.15 (ETA_BW, 0.70, is below the tables' 0.79); the one miss is the
+// A100 SXM table's smallest read.
+func TestMoEKernels_OutOfSample(t *testing.T) {
+	tables := kernelTables(t, 100)
+	type fitted struct{ t0, eff float64 }
+	fits := map[string]fitted{}
+	for name, tb := range tables {
+		a, s := line(tb.bytes, tb.micros)
+		c, _ := catalog().Card(tb.card)
+		fits[name] = fitted{a, 1e3 / s / c.BandwidthGBs}
+	}
+	var loto, prod []float64
+	for name, tb := range tables {
+		var t0s, effs []float64
+		for other, f := range fits {
+			if other != name {
+				t0s, effs = append(t0s, f.t0), append(effs, f.eff)
+			}
+		}
+		c, _ := catalog().Card(tb.card)
+		t0, eff := Median(t0s), Median(effs)
+		for i, mb := range tb.bytes {
+			// MB over GB/s is ms: × 1000 for µs.
+			loto = append(loto, (t0+mb/(eff*c.BandwidthGBs)*1e3)/tb.micros[i])
+			prod = append(prod, (calibrated.moeLayerUS[MoEKernelTriton]+mb/(calibrated.etaBW*c.BandwidthGBs)*1e3)/tb.micros[i])
+		}
+	}
+	for _, set := range []struct {
+		name   string
+		ratios []float64
+	}{{"leave one table out", loto}, {"production constants", prod}} {
+		n := 0
+		for _, r := range set.ratios {
+			if within35(r) {
+				n++
+			}
+		}
+		t.Logf("%s: %d of %d kernel timings within ±35%%, median estimate/measured %.2f", set.name, n, len(set.ratios), Median(set.ratios))
+		if share(n, len(set.ratios)) < 0.9 {
+			t.Errorf("%s: %d of %d within ±35%%", set.name, n, len(set.ratios))
+		}
+	}
+}

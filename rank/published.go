@@ -178,6 +178,9 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 				m.EP, _ = strconv.Atoi(n[:end])
 			}
 		}
+		if m.MoEKernel != "" && !moeKernelFamilies()[m.MoEKernel] {
+			return nil, fmt.Errorf("line %d: moe_kernel %q: no engine's MoE kernel family (engines.csv)", line, m.MoEKernel)
+		}
 		switch m.Split {
 		case SplitFit, SplitHoldout, SplitNoFit, "":
 		default:

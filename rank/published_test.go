@@ -50,6 +50,8 @@ func TestParseMeasurements_Errors(t *testing.T) {
 			"x,training,lora,seven,bf16,T4,100,100,yes\n"},
 		{"no throughput", "id,category,workload,params_b,precision,canonical_id,tokens_per_sec_per_gpu,estimate_tokens_per_sec_per_gpu,use_in_calibration\n" +
 			"x,training,lora,7,bf16,T4,,100,yes\n"},
+		{"unknown MoE kernel family", "id,category,workload,params_b,precision,canonical_id,tokens_per_sec_per_gpu,estimate_tokens_per_sec_per_gpu,use_in_calibration,moe_kernel\n" +
+			"x,inference,serve_concurrency,7,bf16,T4,100,100,no,trtion-fused-moe\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := parseMeasurements(strings.NewReader(tc.csv)); err == nil {
