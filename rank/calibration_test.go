@@ -522,7 +522,7 @@ func fit(all []Measurement) constants {
 			k.moeGemm = argmin(0.2, 1, 0.02, 1, func(x float64) float64 { kk := k; kk.moeGemm = x; return male(moe, kk) })
 			for _, e := range slices.Sorted(maps.Keys(byKernel)) {
 				if rows := byKernel[e]; ownFamily(rows) {
-					k.moeGemmByKernel[e] = argmin(0.1, 1, 0.02, k.moeGemm, func(x float64) float64 {
+					k.moeGemmByKernel[e] = argmin(gemmFloor(e, k), 1, 0.02, k.moeGemm, func(x float64) float64 {
 						kk := k
 						kk.moeGemmByKernel = map[string]float64{e: x}
 						return male(rows, kk)
@@ -546,6 +546,22 @@ func fit(all []Measurement) constants {
 		}
 	}
 	return k
+}
+
+// gemmFloor is where the search for a kernel family's GEMM efficiency
+// starts: for the Triton fused MoE the slowest prefill-sized timing of its
+// own kernels (tritonGEMMFloor), rounded up to the search's 0.02 steps;
+// 0.1 for the others. Without it the Triton family fitted 0.10 with
+// GPUStack's rows left out, below anything its kernels measure.
+func gemmFloor(family string, k constants) float64 {
+	if family != MoEKernelTriton {
+		return 0.1
+	}
+	f := tritonGEMMFloor(k)
+	if f <= 0.1 {
+		return 0.1
+	}
+	return math.Ceil(f/0.02-1e-9) * 0.02
 }
 
 // ownFamily reports whether a MoE kernel family's rows may fit constants

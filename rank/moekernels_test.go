@@ -1,9 +1,20 @@
 package rank
 
 import (
+	"fmt"
 	"math"
 	"os"
+	"sync"
 	"testing"
+)
+
+// The kernel tables' points by size: up to decodeMaxTokens a point is a
+// decode step (every table has them); from prefillMinTokens it is a
+// prefill-sized, compute-bound step. 2,048 is a DEFAULT for "prefill-
+// sized", no engine page states one.
+const (
+	decodeMaxTokens  = 64
+	prefillMinTokens = 2048
 )
 
 // kernelTable is one published timing table of data/moe_kernels.csv.
@@ -12,8 +23,8 @@ type kernelTable struct {
 	bytes, micros []float64 // per point: expert bytes read (MB), kernel time
 }
 
-// kernelTables reads data/moe_kernels.csv: per table, the points reading at
-// least minMB of experts.
+// kernelTables reads data/moe_kernels.csv: per table, the decode points
+// reading at least minMB of experts.
 func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	t.Helper()
 	b, err := os.ReadFile("data/moe_kernels.csv")
@@ -32,7 +43,7 @@ func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 		}
 		touched := e * (1 - math.Pow(1-k/e, m))
 		mb := touched * 3 * n * hidden * wb / 1e6
-		if mb < minMB {
+		if mb < minMB || m > decodeMaxTokens {
 			continue
 		}
 		tb := out[r[0]]
@@ -143,5 +154,121 @@ func TestMoEKernels_OutOfSample(t *testing.T) {
 		if share(n, len(set.ratios)) < 0.9 {
 			t.Errorf("%s: %d of %d within ±35%%", set.name, n, len(set.ratios))
 		}
+	}
+}
+
+// prefillPoint is a prefill-sized point of a kernel table: the FLOPs of
+// its M tokens' expert GEMMs (2 · M · top-k · 3 · N · hidden) and the
+// time they took, in the precision of the table's weights.
+type prefillPoint struct {
+	table, card string
+	flops, us   float64
+	fp8         bool
+}
+
+var prefillPoints = sync.OnceValues(func() ([]prefillPoint, error) {
+	b, err := os.ReadFile("data/moe_kernels.csv")
+	if err != nil {
+		return nil, err
+	}
+	var out []prefillPoint
+	for _, r := range readTable(b) {
+		if len(r) != 12 {
+			return nil, fmt.Errorf("moe_kernels.csv row %v: %d columns", r[:1], len(r))
+		}
+		n, hidden, k, wb := tableNum(r[5]), tableNum(r[6]), tableNum(r[7]), tableNum(r[8])
+		m, us := tableNum(r[10]), tableNum(r[11])
+		if m < prefillMinTokens {
+			continue
+		}
+		out = append(out, prefillPoint{table: r[0], card: r[1], flops: 2 * m * k * 3 * n * hidden, us: us, fp8: wb == 1})
+	}
+	return out, nil
+})
+
+// efficiency is the point's rate as a share of the dense rate the
+// estimator gives the card under k: ETA_C of its class × its peak in the
+// weights' precision (FP8 for FP8 tables, else 16 bits).
+func (p prefillPoint) efficiency(k constants) float64 {
+	c, ok := catalog().Card(p.card)
+	if !ok {
+		return 0
+	}
+	peak := c.TrainPeakTFLOPS()
+	if p.fp8 {
+		peak = c.FP8TFLOPS
+	}
+	eta, _ := k.computeEff(c.EstimatorClass)
+	if peak <= 0 || eta <= 0 || p.us <= 0 {
+		return 0
+	}
+	return p.flops / (p.us * 1e-6) / (eta * peak * 1e12)
+}
+
+// tritonGEMMFloor is the lowest GEMM efficiency, relative to the dense
+// kernels', that the Triton fused MoE's own prefill-sized timings show
+// (0 without any): a fit of the family's GEMM efficiency on throughput
+// rows does not go below it. Rows slower than that are slow for a reason
+// the experts' kernels do not show, and loading it onto them prices every
+// other row of the family wrong.
+func tritonGEMMFloor(k constants) float64 {
+	pts, err := prefillPoints()
+	if err != nil {
+		return 0
+	}
+	floor := 0.0
+	for _, p := range pts {
+		if e := p.efficiency(k); e > 0 && (floor == 0 || e < floor) {
+			floor = e
+		}
+	}
+	return floor
+}
+
+// The Triton fused MoE's prefill-sized timings, against the dense rate the
+// estimator gives the card. By hand:
+//
+//	H100 Qwen3-30B-A3B FP8 (vLLM #24700, main): 2 × M × 8 × 3 × 768 × 2048
+//	  = 75,497,472 FLOPs per token; at M = 2048, 154.6 GFLOP in 911.64 µs
+//	  = 169.6 TFLOPS against 0.48 × 1,979 = 949.9: 0.179; at 3072, 181.3
+//	  TFLOPS: 0.191; at 4096, 187.7 TFLOPS: 0.198.
+//	A100 SXM, E=64 N=1408 hidden 2048 top-6 BF16 (vLLM #40542, default):
+//	  2 × 4096 × 6 × 3 × 1408 × 2048 = 425.2 GFLOP in 2,919.0 µs = 145.7
+//	  TFLOPS against 0.55 × 312 = 171.6: 0.849.
+//
+// The floor is the smallest, 0.179; the production Triton GEMM efficiency
+// (0.24, fitted on rows) lies above it.
+func TestMoEKernels_PrefillGEMMFloor(t *testing.T) {
+	pts, err := prefillPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{
+		"vllm24700-h100-qwen3-30b-a3b-fp8": {0.179, 0.191, 0.198},
+		"vllm40542-a100sxm-glm45air-bf16":  {0.849},
+	}
+	got := map[string][]float64{}
+	for _, p := range pts {
+		got[p.table] = append(got[p.table], p.efficiency(calibrated))
+	}
+	for table, w := range want {
+		if len(got[table]) != len(w) {
+			t.Fatalf("%s: %d prefill-sized points, want %d", table, len(got[table]), len(w))
+		}
+		for i := range w {
+			if math.Abs(got[table][i]-w[i]) > 0.0015 {
+				t.Errorf("%s point %d: efficiency %.4f, by hand %.3f", table, i, got[table][i], w[i])
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d tables with prefill-sized points, want %d", len(got), len(want))
+	}
+	floor := tritonGEMMFloor(calibrated)
+	if math.Abs(floor-0.179) > 0.0015 {
+		t.Errorf("floor %.4f, by hand 0.179", floor)
+	}
+	if g := calibrated.moeGemmEff(MoEKernelTriton); g < floor {
+		t.Errorf("production Triton GEMM efficiency %.2f below its kernels' floor %.3f", g, floor)
 	}
 }
