@@ -328,6 +328,7 @@ func TestMeasurements_TrainingK(t *testing.T) {
 
 func isTraining(m Measurement) bool { return m.Category == "training" }
 func isServing(m Measurement) bool  { return m.Category == "inference" }
+
 // groupGPUs is how many GPUs one serving instance of a row spans: a
 // system running one instance per GPU (tensor parallelism 1 stated, no
 // pipeline or expert parallelism) serves on one GPU however many it has,
