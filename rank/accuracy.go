@@ -53,13 +53,18 @@ var accuracyTable = sync.OnceValue(func() map[string]Accuracy {
 
 // AccuracyOf is the accuracy of an estimate of w on gpus GPUs of c: its
 // kind's row of data/accuracy.csv (training; serving on a consumer card;
-// serving a mixture-of-experts model; dense serving on one GPU or more).
+// serving a mixture-of-experts model, on an AMD card or on any; dense
+// serving on one GPU or more). AMD's MoE runs have their own row: the
+// estimates there err far more, and in both directions, than the
+// all-card figure says.
 func AccuracyOf(w Workload, c pricewatch.Card, gpus int) (Accuracy, bool) {
 	subset := "training"
 	switch {
 	case w.Method != MethodServe:
 	case c.EstimatorClass == "consumer":
 		subset = "consumer-serving"
+	case w.Model.MoE() && c.Vendor == "AMD":
+		subset = "moe-serving-amd"
 	case w.Model.MoE():
 		subset = "moe-serving"
 	case gpus <= 1:

@@ -17,6 +17,8 @@ func TestAccuracyOf_Kinds(t *testing.T) {
 	}{
 		{serve("qwen3-30b-a3b"), "H100-80GB-SXM", 1, "moe-serving"},
 		{serve("gpt-oss-120b"), "H200-141GB-SXM", 8, "moe-serving"},
+		{serve("gpt-oss-120b"), "MI300X-192GB", 1, "moe-serving-amd"},
+		{serve("llama3.1-70b"), "MI300X-192GB", 8, "serving-multi-gpu"},
 		{serve("llama3.1-8b"), "H100-80GB-SXM", 1, "serving-1gpu"},
 		{serve("llama3.1-70b"), "H100-80GB-SXM", 8, "serving-multi-gpu"},
 		{serve("qwen3-30b-a3b"), "RTX-4090", 1, "consumer-serving"},

@@ -856,6 +856,7 @@ func TestCalibration_OutOfSample(t *testing.T) {
 		rows   []Measurement
 	}{
 		{"serving-1gpu", single}, {"serving-multi-gpu", multiServe}, {"moe-serving", moe},
+		{"moe-serving-amd", filter(moe, func(m Measurement) bool { c, _ := catalog().Card(m.Card); return c.Vendor == "AMD" })},
 		{"consumer-serving", consumer}, {"training", train},
 	} {
 		a, ok := table[sub.subset]
@@ -867,8 +868,8 @@ func TestCalibration_OutOfSample(t *testing.T) {
 				sub.subset, a.Rows, a.Within, a.MedianRatio, len(sub.rows), in(sub.rows), med(sub.rows))
 		}
 	}
-	if len(table) != 5 {
-		t.Errorf("data/accuracy.csv has %d rows, want the 5 kinds measured here", len(table))
+	if len(table) != 6 {
+		t.Errorf("data/accuracy.csv has %d rows, want the 6 kinds measured here", len(table))
 	}
 	for _, bar := range []struct {
 		name string
