@@ -17,41 +17,64 @@ const (
 	prefillMinTokens = 2048
 )
 
+// kernelPoint is one row of data/moe_kernels.csv: a MoE layer's expert
+// kernels at m tokens took us µs, for the model shape the row names.
+type kernelPoint struct {
+	table, card                  string
+	experts, n, hidden, k, bytes float64 // bytes: per weight
+	m, us                        float64
+}
+
+// kernelPoints reads data/moe_kernels.csv once, refusing a row whose card
+// is not in the catalog or whose numbers cannot be a timing.
+var kernelPoints = sync.OnceValues(func() ([]kernelPoint, error) {
+	b, err := os.ReadFile("data/moe_kernels.csv")
+	if err != nil {
+		return nil, err
+	}
+	var out []kernelPoint
+	for _, r := range readTable(b) {
+		if len(r) != 12 {
+			return nil, fmt.Errorf("moe_kernels.csv row %v: %d columns", r[:1], len(r))
+		}
+		p := kernelPoint{table: r[0], card: r[1], experts: tableNum(r[4]), n: tableNum(r[5]), hidden: tableNum(r[6]),
+			k: tableNum(r[7]), bytes: tableNum(r[8]), m: tableNum(r[10]), us: tableNum(r[11])}
+		if _, ok := catalog().Card(p.card); !ok || p.us <= 0 || p.m < 1 || p.k > p.experts {
+			return nil, fmt.Errorf("moe_kernels.csv row %v: card %q, m %g, %g µs", p.table, p.card, p.m, p.us)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+})
+
 // kernelTable is one published timing table of data/moe_kernels.csv.
 type kernelTable struct {
 	card          string
 	bytes, micros []float64 // per point: expert bytes read (MB), kernel time
 }
 
-// kernelTables reads data/moe_kernels.csv: per table, the decode points
-// reading at least minMB of experts.
+// kernelTables groups data/moe_kernels.csv by table: per table, the decode
+// points reading at least minMB of experts (E·(1 − (1 − k/E)^M) touched,
+// 3·N·hidden weights each).
 func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	t.Helper()
-	b, err := os.ReadFile("data/moe_kernels.csv")
+	pts, err := kernelPoints()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*kernelTable{}
-	for _, r := range readTable(b) {
-		if len(r) != 12 {
-			t.Fatalf("moe_kernels.csv row %v: %d columns", r[:1], len(r))
-		}
-		e, n, hidden, k, wb := tableNum(r[4]), tableNum(r[5]), tableNum(r[6]), tableNum(r[7]), tableNum(r[8])
-		m, us := tableNum(r[10]), tableNum(r[11])
-		if _, ok := catalog().Card(r[1]); !ok || us <= 0 || m < 1 || k > e {
-			t.Fatalf("moe_kernels.csv row %v: card %q, m %g, %g µs", r[0], r[1], m, us)
-		}
-		touched := e * (1 - math.Pow(1-k/e, m))
-		mb := touched * 3 * n * hidden * wb / 1e6
-		if mb < minMB || m > decodeMaxTokens {
+	for _, p := range pts {
+		touched := p.experts * (1 - math.Pow(1-p.k/p.experts, p.m))
+		mb := touched * 3 * p.n * p.hidden * p.bytes / 1e6
+		if mb < minMB || p.m > decodeMaxTokens {
 			continue
 		}
-		tb := out[r[0]]
+		tb := out[p.table]
 		if tb == nil {
-			tb = &kernelTable{card: r[1]}
-			out[r[0]] = tb
+			tb = &kernelTable{card: p.card}
+			out[p.table] = tb
 		}
-		tb.bytes, tb.micros = append(tb.bytes, mb), append(tb.micros, us)
+		tb.bytes, tb.micros = append(tb.bytes, mb), append(tb.micros, p.us)
 	}
 	return out
 }
@@ -166,25 +189,20 @@ type prefillPoint struct {
 	fp8         bool
 }
 
-var prefillPoints = sync.OnceValues(func() ([]prefillPoint, error) {
-	b, err := os.ReadFile("data/moe_kernels.csv")
+// prefillPoints are the kernel tables' points of prefillMinTokens or more.
+func prefillPoints() ([]prefillPoint, error) {
+	pts, err := kernelPoints()
 	if err != nil {
 		return nil, err
 	}
 	var out []prefillPoint
-	for _, r := range readTable(b) {
-		if len(r) != 12 {
-			return nil, fmt.Errorf("moe_kernels.csv row %v: %d columns", r[:1], len(r))
+	for _, p := range pts {
+		if p.m >= prefillMinTokens {
+			out = append(out, prefillPoint{table: p.table, card: p.card, flops: 2 * p.m * p.k * 3 * p.n * p.hidden, us: p.us, fp8: p.bytes == 1})
 		}
-		n, hidden, k, wb := tableNum(r[5]), tableNum(r[6]), tableNum(r[7]), tableNum(r[8])
-		m, us := tableNum(r[10]), tableNum(r[11])
-		if m < prefillMinTokens {
-			continue
-		}
-		out = append(out, prefillPoint{table: r[0], card: r[1], flops: 2 * m * k * 3 * n * hidden, us: us, fp8: wb == 1})
 	}
 	return out, nil
-})
+}
 
 // efficiency is the point's rate as a share of the dense rate the
 // estimator gives the card under k: ETA_C of its class × its peak in the
