@@ -63,7 +63,7 @@ func AccuracyOf(w Workload, c pricewatch.Card, gpus int) (Accuracy, bool) {
 	case w.Method != MethodServe:
 	case c.EstimatorClass == "consumer":
 		subset = "consumer-serving"
-	case w.Model.MoE() && c.Vendor == "AMD":
+	case w.Model.MoE() && amdCard(c):
 		subset = "moe-serving-amd"
 	case w.Model.MoE():
 		subset = "moe-serving"
@@ -75,3 +75,6 @@ func AccuracyOf(w Workload, c pricewatch.Card, gpus int) (Accuracy, bool) {
 	a, ok := accuracyTable()[subset]
 	return a, ok
 }
+
+// amdCard is a card whose MoE estimates report AMD's own accuracy row.
+func amdCard(c pricewatch.Card) bool { return c.Vendor == "AMD" }

@@ -856,7 +856,7 @@ func TestCalibration_OutOfSample(t *testing.T) {
 		rows   []Measurement
 	}{
 		{"serving-1gpu", single}, {"serving-multi-gpu", multiServe}, {"moe-serving", moe},
-		{"moe-serving-amd", filter(moe, func(m Measurement) bool { c, _ := catalog().Card(m.Card); return c.Vendor == "AMD" })},
+		{"moe-serving-amd", filter(moe, func(m Measurement) bool { c, _ := catalog().Card(m.Card); return amdCard(c) })},
 		{"consumer-serving", consumer}, {"training", train},
 	} {
 		a, ok := table[sub.subset]

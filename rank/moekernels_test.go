@@ -54,8 +54,8 @@ type kernelTable struct {
 }
 
 // kernelTables groups data/moe_kernels.csv by table: per table, the decode
-// points reading at least minMB of experts (E·(1 − (1 − k/E)^M) touched,
-// 3·N·hidden weights each).
+// points reading at least minMB of experts (the estimator's own touched
+// share, Model.TouchedShare, of E experts of 3·N·hidden weights each).
 func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	t.Helper()
 	pts, err := kernelPoints()
@@ -64,8 +64,8 @@ func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	}
 	out := map[string]*kernelTable{}
 	for _, p := range pts {
-		touched := p.experts * (1 - math.Pow(1-p.k/p.experts, p.m))
-		mb := touched * 3 * p.n * p.hidden * p.bytes / 1e6
+		shape := Model{Experts: int(p.experts), ExpertsPerToken: int(p.k)}
+		mb := shape.TouchedShare(p.m) * p.experts * 3 * p.n * p.hidden * p.bytes / 1e6
 		if mb < minMB || p.m > decodeMaxTokens {
 			continue
 		}
