@@ -154,6 +154,11 @@ const (
 const (
 	MoEKernelTriton  = "triton-fused-moe"
 	MoEKernelCUTLASS = "cutlass-moe"
+	// MoEKernelMarlin is vLLM's Marlin MoE (weight-only W4A16 experts on
+	// Ampere and Ada: gpt-oss's MXFP4 there). No engine's own family, so
+	// named here; with too few rows of its own it takes the global
+	// constants.
+	MoEKernelMarlin = "marlin-moe"
 )
 
 // moeHalf is the half-efficiency expert slice of a MoE kernel family, MB.

@@ -110,10 +110,11 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 	return modeWeightOnly, fmt.Sprintf("%s has no %s tensor cores (default: weight-only kernels)", c.ID, computeName(format))
 }
 
-// moeKernelFamilies are the MoE kernel families the engines run
-// (engines.csv moe_kernel).
+// moeKernelFamilies are the MoE kernel families the engines run: their
+// own (engines.csv moe_kernel) and Marlin's, which an engine runs only for
+// some formats on some cards (formats.csv).
 func moeKernelFamilies() map[string]bool {
-	known := map[string]bool{}
+	known := map[string]bool{MoEKernelMarlin: true}
 	for _, e := range engines() {
 		known[e.moeKernel] = true
 	}

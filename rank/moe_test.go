@@ -324,7 +324,8 @@ func TestMoE_ConstantsPerKernelFamily(t *testing.T) {
 // TensorRT-LLM runs gpt-oss's MXFP4 experts on Hopper through its TRITON
 // MoE backend (its gpt-oss deployment guide), while vLLM's and SGLang's
 // NVFP4 experts on Blackwell run CUTLASS grouped GEMMs. Every family a
-// formats.csv row names is one engines.csv knows, and the estimate
+// formats.csv row names is one engines.csv knows (or Marlin's, which
+// only formats.csv names), and the estimate
 // follows it: TensorRT-LLM's gpt-oss-120b on an H100 is priced with the
 // Triton family's constants, not CUTLASS's.
 func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
@@ -334,7 +335,7 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 			t.Errorf("formats.csv %v: moe_kernel %q is no engine's family", key, r.moeKernel)
 		}
 	}
-	h100, b200 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM")
+	h100, b200, a100 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM"), card(t, "A100-80GB-SXM")
 	// SGLang's FP8 MoE on Blackwell: DeepSeek-architecture models on the
 	// TensorRT-LLM-gen kernels (SGLang PR #11816), the others on Triton.
 	const deepseek, qwen3 = "DeepseekV3ForCausalLM", "Qwen3MoeForCausalLM"
@@ -354,6 +355,11 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		{EngineSGLang, PrecisionFP8, b200, qwen3, MoEKernelTriton},
 		{EngineSGLang, PrecisionFP8, h100, deepseek, MoEKernelTriton},
 		{EngineVLLM, PrecisionFP8, b200, deepseek, MoEKernelTriton},
+		// vLLM's gpt-oss recipe: Marlin MXFP4 MoE on Ampere; FP8 there
+		// stays the engine's (no page says its FP8 Marlin covers MoE).
+		{EngineVLLM, PrecisionMXFP4, a100, "", MoEKernelMarlin},
+		{EngineVLLM, PrecisionFP8, a100, "", MoEKernelTriton},
+		{EngineSGLang, PrecisionMXFP4, a100, "", MoEKernelTriton},
 	} {
 		if got := moeKernelFor(engineFor(tc.engine), tc.format, tc.c, tc.arch); got != tc.want {
 			t.Errorf("%s %s of %q on %s: family %q, want %q", tc.engine, tc.format, tc.arch, tc.c.ID, got, tc.want)
