@@ -159,6 +159,10 @@ const (
 	// named here; with too few rows of its own it takes the global
 	// constants.
 	MoEKernelMarlin = "marlin-moe"
+	// MoEKernelAITER is AMD's AITER fused MoE (composable-kernel and
+	// assembly kernels), which vLLM and SGLang run on Instinct cards where
+	// a run turns it on; only the runs that state it are priced on it.
+	MoEKernelAITER = "aiter-moe"
 )
 
 // moeHalf is the half-efficiency expert slice of a MoE kernel family, MB.

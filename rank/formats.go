@@ -111,10 +111,11 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 }
 
 // moeKernelFamilies are the MoE kernel families the engines run: their
-// own (engines.csv moe_kernel) and Marlin's, which an engine runs only for
-// some formats on some cards (formats.csv).
+// own (engines.csv moe_kernel), Marlin's, which an engine runs only for
+// some formats on some cards (formats.csv), and AITER's, which runs state
+// (throughput.csv moe_kernel).
 func moeKernelFamilies() map[string]bool {
-	known := map[string]bool{MoEKernelMarlin: true}
+	known := map[string]bool{MoEKernelMarlin: true, MoEKernelAITER: true}
 	for _, e := range engines() {
 		known[e.moeKernel] = true
 	}
