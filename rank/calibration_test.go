@@ -521,6 +521,7 @@ func fit(all []Measurement) constants {
 		// with none, they stay at their priors).
 		k.moeGemm = 1
 		k.moeLayerUS = maps.Clone(calibrated.moeLayerUS)
+		priors := kernelGEMMPriors(k)
 		for range 3 {
 			// The globals are fitted on every MoE row as if no family had a
 			// value of its own, so that a family without enough rows gets
@@ -535,6 +536,16 @@ func fit(all []Measurement) constants {
 						kk.moeGemmByKernel = map[string]float64{e: x}
 						return male(rows, kk)
 					})
+				}
+			}
+			// A family without enough rows of its own takes what its own
+			// kernel timings show at prefill sizes, where they are
+			// published (kernelGEMMPriors), not the all-row value: with
+			// TensorRT-LLM's perf page left out the CUTLASS family had
+			// taken 0.20, set by the Triton family's rows.
+			for _, e := range slices.Sorted(maps.Keys(priors)) {
+				if _, own := k.moeGemmByKernel[e]; !own {
+					k.moeGemmByKernel[e] = priors[e]
 				}
 			}
 			k.moeHalfByKernel = maps.Clone(kernelFixedHalf)

@@ -20,7 +20,7 @@ const (
 // kernelPoint is one row of data/moe_kernels.csv: a MoE layer's expert
 // kernels at m tokens took us µs, for the model shape the row names.
 type kernelPoint struct {
-	table, card                  string
+	table, card, family          string
 	experts, n, hidden, k, bytes float64 // bytes: per weight
 	m, us                        float64
 }
@@ -34,12 +34,12 @@ var kernelPoints = sync.OnceValues(func() ([]kernelPoint, error) {
 	}
 	var out []kernelPoint
 	for _, r := range readTable(b) {
-		if len(r) != 12 {
+		if len(r) != 13 {
 			return nil, fmt.Errorf("moe_kernels.csv row %v: %d columns", r[:1], len(r))
 		}
-		p := kernelPoint{table: r[0], card: r[1], experts: tableNum(r[4]), n: tableNum(r[5]), hidden: tableNum(r[6]),
+		p := kernelPoint{table: r[0], card: r[1], family: r[12], experts: tableNum(r[4]), n: tableNum(r[5]), hidden: tableNum(r[6]),
 			k: tableNum(r[7]), bytes: tableNum(r[8]), m: tableNum(r[10]), us: tableNum(r[11])}
-		if _, ok := catalog().Card(p.card); !ok || p.us <= 0 || p.m < 1 || p.k > p.experts {
+		if _, ok := catalog().Card(p.card); !ok || p.us <= 0 || p.m < 1 || p.k > p.experts || !moeKernelFamilies()[p.family] {
 			return nil, fmt.Errorf("moe_kernels.csv row %v: card %q, m %g, %g µs", p.table, p.card, p.m, p.us)
 		}
 		out = append(out, p)
@@ -53,9 +53,10 @@ type kernelTable struct {
 	bytes, micros []float64 // per point: expert bytes read (MB), kernel time
 }
 
-// kernelTables groups data/moe_kernels.csv by table: per table, the decode
-// points reading at least minMB of experts (the estimator's own touched
-// share, Model.TouchedShare, of E experts of 3·N·hidden weights each).
+// kernelTables groups the Triton family's tables of data/moe_kernels.csv:
+// per table, the decode points reading at least minMB of experts (the
+// estimator's own touched share, Model.TouchedShare, of E experts of
+// 3·N·hidden weights each).
 func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	t.Helper()
 	pts, err := kernelPoints()
@@ -66,7 +67,7 @@ func kernelTables(t *testing.T, minMB float64) map[string]*kernelTable {
 	for _, p := range pts {
 		shape := Model{Experts: int(p.experts), ExpertsPerToken: int(p.k)}
 		mb := shape.TouchedShare(p.m) * p.experts * 3 * p.n * p.hidden * p.bytes / 1e6
-		if mb < minMB || p.m > decodeMaxTokens {
+		if mb < minMB || p.m > decodeMaxTokens || p.family != MoEKernelTriton {
 			continue
 		}
 		tb := out[p.table]
@@ -184,9 +185,9 @@ func TestMoEKernels_OutOfSample(t *testing.T) {
 // its M tokens' expert GEMMs (2 · M · top-k · 3 · N · hidden) and the
 // time they took, in the precision of the table's weights.
 type prefillPoint struct {
-	table, card string
-	flops, us   float64
-	fp8         bool
+	table, card, family string
+	flops, us           float64
+	fp8                 bool
 }
 
 // prefillPoints are the kernel tables' points of prefillMinTokens or more.
@@ -198,7 +199,7 @@ func prefillPoints() ([]prefillPoint, error) {
 	var out []prefillPoint
 	for _, p := range pts {
 		if p.m >= prefillMinTokens {
-			out = append(out, prefillPoint{table: p.table, card: p.card, flops: 2 * p.m * p.k * 3 * p.n * p.hidden, us: p.us, fp8: p.bytes == 1})
+			out = append(out, prefillPoint{table: p.table, card: p.card, family: p.family, flops: 2 * p.m * p.k * 3 * p.n * p.hidden, us: p.us, fp8: p.bytes == 1})
 		}
 	}
 	return out, nil
@@ -236,6 +237,9 @@ func tritonGEMMFloor(k constants) float64 {
 	}
 	floor := 0.0
 	for _, p := range pts {
+		if p.family != MoEKernelTriton {
+			continue
+		}
 		if e := p.efficiency(k); e > 0 && (floor == 0 || e < floor) {
 			floor = e
 		}
@@ -267,6 +271,9 @@ func TestMoEKernels_PrefillGEMMFloor(t *testing.T) {
 	}
 	got := map[string][]float64{}
 	for _, p := range pts {
+		if p.family != MoEKernelTriton {
+			continue
+		}
 		got[p.table] = append(got[p.table], p.efficiency(calibrated))
 	}
 	for table, w := range want {
@@ -288,5 +295,95 @@ func TestMoEKernels_PrefillGEMMFloor(t *testing.T) {
 	}
 	if g := calibrated.moeGemmEff(MoEKernelTriton); g < floor {
 		t.Errorf("production Triton GEMM efficiency %.2f below its kernels' floor %.3f", g, floor)
+	}
+}
+
+// kernelGEMMPriors are the GEMM efficiencies the kernel families' own
+// prefill-sized timings show against the dense rate under k: per family,
+// the median of its points, at most 1 (the experts' GEMMs are priced no
+// faster than the dense kernels). A family without enough throughput rows
+// of its own takes it (fit), not the all-row value other families' rows
+// set.
+func kernelGEMMPriors(k constants) map[string]float64 {
+	pts, err := prefillPoints()
+	if err != nil {
+		return nil
+	}
+	by := map[string][]float64{}
+	for _, p := range pts {
+		if e := p.efficiency(k); e > 0 {
+			by[p.family] = append(by[p.family], e)
+		}
+	}
+	out := map[string]float64{}
+	for f, es := range by {
+		out[f] = math.Min(1, Median(es))
+	}
+	return out
+}
+
+// The CUTLASS family's prefill-sized timings, against the dense rate the
+// estimator gives each card (ETA_C of its class × its 16-bit peak: the
+// BF16 table and the two W4A16 tables all compute in 16 bits). By hand:
+//
+//	L40S, Qwen3.6-35B-A3B shape (hidden 2048, intermediate 512, 256
+//	  experts, top-8), FlashInfer #4646: 2 × 8 × 3 × 512 × 2048 =
+//	  50,331,648 FLOPs per token; at 2,048 tokens 103.08 GFLOP in
+//	  2,947.68 µs = 34.97 TFLOPS against 0.413 × 362.05 = 149.53: 0.234;
+//	  at 4,096, 61.20 TFLOPS: 0.409; at 8,192, 91.04: 0.609.
+//	H20 141 GB, hidden 4096, intermediate 2048, 256 experts, top-6,
+//	  SGLang #34967: 2 × 6 × 3 × 2048 × 4096 = 301,989,888 FLOPs per
+//	  token; at 2,048 tokens 618.5 GFLOP in 6,973 µs = 88.70 TFLOPS
+//	  against 0.48 × 148 = 71.04: 1.249; at 4,096, 1.338; at 8,192, 1.359.
+//	H20 96 GB, the same shape, SGLang #34682: 1.086, 1.179, 1.325, 1.434,
+//	  1.489, 1.519, 1.536 at 2,048 to 131,072 tokens.
+//
+// The median of the thirteen is the seventh, 1.325: the family's prior is
+// 1 (no GEMM penalty). The H20s run these GEMMs faster than the dense rate
+// the estimator gives them (its Hopper ETA_C, set on H100 and H200 rows),
+// the L40S's small experts slower.
+func TestMoEKernels_CUTLASSPrior(t *testing.T) {
+	pts, err := prefillPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{
+		"flashinfer4646-l40s-qwen36-bf16": {0.234, 0.409, 0.609},
+		"sglang34967-h20141-w4a16":        {1.249, 1.338, 1.359},
+		"sglang34682-h2096-w4a16":         {1.086, 1.179, 1.325, 1.434, 1.489, 1.519, 1.536},
+	}
+	got := map[string][]float64{}
+	for _, p := range pts {
+		if p.family == MoEKernelCUTLASS {
+			got[p.table] = append(got[p.table], p.efficiency(calibrated))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d CUTLASS tables with prefill-sized points, want %d", len(got), len(want))
+	}
+	for table, w := range want {
+		if len(got[table]) != len(w) {
+			t.Fatalf("%s: %d prefill-sized points, want %d", table, len(got[table]), len(w))
+		}
+		for i := range w {
+			if math.Abs(got[table][i]-w[i]) > 0.0015 {
+				t.Errorf("%s point %d: efficiency %.4f, by hand %.3f", table, i, got[table][i], w[i])
+			}
+		}
+	}
+	priors := kernelGEMMPriors(calibrated)
+	if g := priors[MoEKernelCUTLASS]; g != 1 {
+		t.Errorf("CUTLASS prior %.3f, by hand 1 (median 1.325, capped)", g)
+	}
+	// The Triton family's four points (0.179, 0.191, 0.198, 0.849): median
+	// (0.191 + 0.198) / 2 = 0.195, near the 0.24 its rows fit.
+	if g := priors[MoEKernelTriton]; math.Abs(g-0.195) > 0.002 {
+		t.Errorf("Triton prior %.3f, by hand 0.195", g)
+	}
+	// A fit without TensorRT-LLM's perf page leaves the CUTLASS family too
+	// few rows of its own: it takes the prior, not the all-row value.
+	k := fit(filter(fitRows(), func(m Measurement) bool { return m.Publisher != "nvidia-trtllm-perf" }))
+	if g := k.moeGemmEff(MoEKernelCUTLASS); g != 1 {
+		t.Errorf("CUTLASS GEMM efficiency without TensorRT-LLM's perf page: %.2f, want its kernels' 1", g)
 	}
 }
