@@ -40,7 +40,7 @@ var kernelPoints = sync.OnceValues(func() ([]kernelPoint, error) {
 		p := kernelPoint{table: r[0], card: r[1], family: r[12], experts: tableNum(r[4]), n: tableNum(r[5]), hidden: tableNum(r[6]),
 			k: tableNum(r[7]), bytes: tableNum(r[8]), m: tableNum(r[10]), us: tableNum(r[11])}
 		if _, ok := catalog().Card(p.card); !ok || p.us <= 0 || p.m < 1 || p.k > p.experts || !moeKernelFamilies()[p.family] {
-			return nil, fmt.Errorf("moe_kernels.csv row %v: card %q, m %g, %g µs", p.table, p.card, p.m, p.us)
+			return nil, fmt.Errorf("moe_kernels.csv row %v: card %q, family %q, m %g, %g µs", p.table, p.card, p.family, p.m, p.us)
 		}
 		out = append(out, p)
 	}
