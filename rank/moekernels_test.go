@@ -224,6 +224,36 @@ func (p prefillPoint) efficiency(k constants) float64 {
 	return p.flops / (p.us * 1e-6) / (eta * peak * 1e12)
 }
 
+// checkPrefillEfficiencies holds a kernel family's prefill-sized points
+// to the efficiencies computed by hand, per table in the file's order, and
+// its tables with such points to want's.
+func checkPrefillEfficiencies(t *testing.T, family string, want map[string][]float64) {
+	t.Helper()
+	pts, err := prefillPoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float64{}
+	for _, p := range pts {
+		if p.family == family {
+			got[p.table] = append(got[p.table], p.efficiency(calibrated))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d %s tables with prefill-sized points, want %d", len(got), family, len(want))
+	}
+	for table, w := range want {
+		if len(got[table]) != len(w) {
+			t.Fatalf("%s: %d prefill-sized points, want %d", table, len(got[table]), len(w))
+		}
+		for i := range w {
+			if math.Abs(got[table][i]-w[i]) > 0.0015 {
+				t.Errorf("%s point %d: efficiency %.4f, by hand %.3f", table, i, got[table][i], w[i])
+			}
+		}
+	}
+}
+
 // tritonGEMMFloor is the lowest GEMM efficiency, relative to the dense
 // kernels', that the Triton fused MoE's own prefill-sized timings show
 // (0 without any): a fit of the family's GEMM efficiency on throughput
@@ -261,34 +291,10 @@ func tritonGEMMFloor(k constants) float64 {
 // The floor is the smallest, 0.179; the production Triton GEMM efficiency
 // (0.24, fitted on rows) lies above it.
 func TestMoEKernels_PrefillGEMMFloor(t *testing.T) {
-	pts, err := prefillPoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string][]float64{
+	checkPrefillEfficiencies(t, MoEKernelTriton, map[string][]float64{
 		"vllm24700-h100-qwen3-30b-a3b-fp8": {0.179, 0.191, 0.198},
 		"vllm40542-a100sxm-glm45air-bf16":  {0.849},
-	}
-	got := map[string][]float64{}
-	for _, p := range pts {
-		if p.family != MoEKernelTriton {
-			continue
-		}
-		got[p.table] = append(got[p.table], p.efficiency(calibrated))
-	}
-	for table, w := range want {
-		if len(got[table]) != len(w) {
-			t.Fatalf("%s: %d prefill-sized points, want %d", table, len(got[table]), len(w))
-		}
-		for i := range w {
-			if math.Abs(got[table][i]-w[i]) > 0.0015 {
-				t.Errorf("%s point %d: efficiency %.4f, by hand %.3f", table, i, got[table][i], w[i])
-			}
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("%d tables with prefill-sized points, want %d", len(got), len(want))
-	}
+	})
 	floor := tritonGEMMFloor(calibrated)
 	if math.Abs(floor-0.179) > 0.0015 {
 		t.Errorf("floor %.4f, by hand 0.179", floor)
@@ -343,34 +349,11 @@ func kernelGEMMPriors(k constants) map[string]float64 {
 // the estimator gives them (its Hopper ETA_C, set on H100 and H200 rows),
 // the L40S's small experts slower.
 func TestMoEKernels_CUTLASSPrior(t *testing.T) {
-	pts, err := prefillPoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string][]float64{
+	checkPrefillEfficiencies(t, MoEKernelCUTLASS, map[string][]float64{
 		"flashinfer4646-l40s-qwen36-bf16": {0.234, 0.409, 0.609},
 		"sglang34967-h20141-w4a16":        {1.249, 1.338, 1.359},
 		"sglang34682-h2096-w4a16":         {1.086, 1.179, 1.325, 1.434, 1.489, 1.519, 1.536},
-	}
-	got := map[string][]float64{}
-	for _, p := range pts {
-		if p.family == MoEKernelCUTLASS {
-			got[p.table] = append(got[p.table], p.efficiency(calibrated))
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d CUTLASS tables with prefill-sized points, want %d", len(got), len(want))
-	}
-	for table, w := range want {
-		if len(got[table]) != len(w) {
-			t.Fatalf("%s: %d prefill-sized points, want %d", table, len(got[table]), len(w))
-		}
-		for i := range w {
-			if math.Abs(got[table][i]-w[i]) > 0.0015 {
-				t.Errorf("%s point %d: efficiency %.4f, by hand %.3f", table, i, got[table][i], w[i])
-			}
-		}
-	}
+	})
 	priors := kernelGEMMPriors(calibrated)
 	if g := priors[MoEKernelCUTLASS]; g != 1 {
 		t.Errorf("CUTLASS prior %.3f, by hand 1 (median 1.325, capped)", g)
