@@ -114,13 +114,13 @@ func formatMode(eng, format string, c pricewatch.Card, native bool) (string, str
 // own (engines.csv moe_kernel), Marlin's, which an engine runs only for
 // some formats on some cards (formats.csv), and AITER's, which runs state
 // (throughput.csv moe_kernel).
-func moeKernelFamilies() map[string]bool {
+var moeKernelFamilies = sync.OnceValue(func() map[string]bool {
 	known := map[string]bool{MoEKernelMarlin: true, MoEKernelAITER: true}
 	for _, e := range engines() {
 		known[e.moeKernel] = true
 	}
 	return known
-}
+})
 
 // moeKernelFor is the MoE kernel family eng runs for weights of format on
 // the card, for a model of the config.json architecture arch: a formats.csv

@@ -332,7 +332,7 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 	known := moeKernelFamilies()
 	for key, r := range formatRows() {
 		if r.moeKernel != "" && !known[r.moeKernel] {
-			t.Errorf("formats.csv %v: moe_kernel %q is no engine's family", key, r.moeKernel)
+			t.Errorf("formats.csv %v: moe_kernel %q is no known MoE kernel family", key, r.moeKernel)
 		}
 	}
 	h100, b200, a100 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM"), card(t, "A100-80GB-SXM")

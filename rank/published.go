@@ -179,7 +179,7 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 			}
 		}
 		if m.MoEKernel != "" && !moeKernelFamilies()[m.MoEKernel] {
-			return nil, fmt.Errorf("line %d: moe_kernel %q: no engine's MoE kernel family (engines.csv)", line, m.MoEKernel)
+			return nil, fmt.Errorf("line %d: moe_kernel %q: not a MoE kernel family (engines.csv moe_kernel, %s or %s)", line, m.MoEKernel, MoEKernelMarlin, MoEKernelAITER)
 		}
 		switch m.Split {
 		case SplitFit, SplitHoldout, SplitNoFit, "":
