@@ -253,6 +253,36 @@ func TestMoE_GptOssGGUFKeepsMXFP4Experts(t *testing.T) {
 	}
 }
 
+// llama.cpp's "MXFP4 MoE" GGUF of gpt-oss (ggml-org's conversions, the
+// files its gpt-oss guide runs) stores the weights besides the experts in
+// Q8_0, not in the checkpoint's 16 bits. llama-bench prints a file's size
+// (ggml-org/llama.cpp benches/dgx-spark.md @4c7e9893): "gpt-oss 20B MXFP4
+// MoE | 11.27 GiB | 20.91 B", "gpt-oss 120B MXFP4 MoE | 59.02 GiB |
+// 116.83 B"; the 20B conversion with an F16 rest is "12.83 GiB"
+// (mmontes11/llm-bench README @6e691bcc). From the presets' counts (20b:
+// 19.110B expert and 1.798B other weights; 120b: 114.662B and 2.127B):
+//
+//	20b, llama.cpp:  19.110 × 4.25/8 + 1.798 × 8.5/8 = 10.152 + 1.910 = 12.062 GB = 11.23 GiB
+//	20b, vLLM:       10.152 + 1.798 × 2              = 10.152 + 3.595 = 13.747 GB = 12.80 GiB
+//	120b, llama.cpp: 114.662 × 4.25/8 + 2.127 × 8.5/8 = 60.914 + 2.260 = 63.174 GB = 58.84 GiB
+//
+// each within 0.5% of its file (the rest is F32 norms, biases and sinks).
+// The rates differ as the bytes do: tg128 on one RTX PRO 4000 Blackwell is
+// 109.68 t/s from the Q8_0-rest file, 84.96 from the F16 one (mmontes11).
+func TestMoE_LlamaCppMXFP4FileStoresTheRestInQ80(t *testing.T) {
+	for _, tc := range []struct {
+		preset, engine string
+		gib            float64
+	}{{"gpt-oss-20b", EngineLlamaCpp, 11.23}, {"gpt-oss-20b", EngineVLLM, 12.80}, {"gpt-oss-120b", EngineLlamaCpp, 58.84}} {
+		w := presetServe(t, tc.preset, PrecisionMXFP4)
+		w.Engine = tc.engine
+		d, x := w.weightBytes()
+		if got := (d + x) / pricewatch.BytesPerGiB; !near(got, tc.gib, 0.01) {
+			t.Errorf("%s on %s: weights %.3f GiB, want %.2f (worked above)", tc.preset, tc.engine, got, tc.gib)
+		}
+	}
+}
+
 // A job's concurrency is the requests in flight to the whole group, not to
 // each attention data-parallel replica. Qwen3-30B-A3B in fp8 on 8 × H100
 // as DEP8 (attention over 8 replicas, experts over all 8 GPUs) at 64

@@ -148,6 +148,9 @@ const (
 	PrecisionMXFP4 = "mxfp4"
 	// PrecisionQ40 is llama.cpp's Q4_0 GGUF quantization.
 	PrecisionQ40 = "q4_0"
+	// formatQ80 is llama.cpp's Q8_0: the non-expert weights of its MXFP4
+	// MoE GGUF (weightBytes), not a job precision.
+	formatQ80 = "q8_0"
 )
 
 //go:embed data/quant.csv
@@ -198,18 +201,31 @@ func (w Workload) weightOnlyQuantized() bool {
 }
 
 // weightBytes is the workload's weights, the dense part and the routed
-// experts (Model.WeightBytes at the job's format). A GGUF k-quant of a
-// checkpoint whose experts are MXFP4 (gpt-oss) keeps them MXFP4, as
-// llama.cpp's converter does, and quantizes the rest: gpt-oss-20b's
-// Q4_K_M file is 11.6 GB, not 20.9B × 4.9 bits = 12.8 GB.
+// experts (Model.WeightBytes at the job's format). A GGUF of a checkpoint
+// whose experts are MXFP4 (gpt-oss) keeps them MXFP4, as llama.cpp's
+// converter does, and stores the rest in its own type:
+//   - a k-quant quantizes the rest: gpt-oss-20b's Q4_K_M file is 11.6 GB,
+//     not 20.9B × 4.9 bits = 12.8 GB;
+//   - llama.cpp's "MXFP4 MoE" file (ggml-org's, which its gpt-oss guide
+//     runs) stores the rest in Q8_0, not in the checkpoint's 16 bits:
+//     llama-bench sizes gpt-oss-20b's at 11.27 GiB, a conversion with an
+//     F16 rest at 12.83 GiB (TestMoE_LlamaCppMXFP4FileStoresTheRestInQ80).
 func (w Workload) weightBytes() (dense, experts float64) {
 	m := w.Model
-	if m.ExpertsOnly && m.Quantization == PrecisionMXFP4 && (w.Precision == PrecisionQ4KM || w.Precision == PrecisionQ40) {
-		mx, _ := BytesPerWeight(PrecisionMXFP4)
-		x := m.ExpertParams()
-		return (m.Params() - x) * w.WeightBytes, x * mx
+	if !m.ExpertsOnly || m.Quantization != PrecisionMXFP4 {
+		return m.WeightBytes(w.WeightBytes)
 	}
-	return m.WeightBytes(w.WeightBytes)
+	rest := w.WeightBytes
+	switch {
+	case w.Precision == PrecisionQ4KM || w.Precision == PrecisionQ40:
+	case w.Precision == PrecisionMXFP4 && w.Engine == EngineLlamaCpp:
+		rest, _ = BytesPerWeight(formatQ80)
+	default:
+		return m.WeightBytes(w.WeightBytes)
+	}
+	mx, _ := BytesPerWeight(PrecisionMXFP4)
+	x := m.ExpertParams()
+	return (m.Params() - x) * rest, x * mx
 }
 
 // DefaultMaxSequences is the serving engine's concurrency limit when a
