@@ -153,7 +153,12 @@ func KVCacheGB(m Model, contextTokens, sequences int, bytesPerValue float64) flo
 }
 
 // ServingKVBytes is the bytes per KV-cache value a serving workload uses:
-// 1 (an fp8 cache) when it computes in fp8 or NVFP4, else 2.
+// 1 (an fp8 cache) when it computes in fp8 or NVFP4, else 2. A DEFAULT,
+// and not vLLM's or SGLang's: their --kv-cache-dtype "auto" keeps the
+// model's 16 bits unless told fp8. The published fp8 and fp4 runs that
+// state their cache mostly ran it in FP8 (throughput.csv: 122 of 123), and
+// pricing vLLM and SGLang at their own default costs the mixture-of-experts
+// rows ten of 183 within ±35% (rank/THROUGHPUT.md, 2026-12-06).
 func ServingKVBytes(w Workload) float64 {
 	// MXFP4 checkpoints (gpt-oss) keep a 16-bit cache: the engines'
 	// default kv_cache_dtype "auto" follows the 16-bit activations.
