@@ -37,6 +37,9 @@ type constants struct {
 	// linkEff is the share of a link's per-direction rate collectives
 	// reach; ppEff the throughput a pipelined serving group keeps.
 	linkEff, ppEff float64
+	// adpBalance is the throughput an attention data-parallel group with
+	// experts over its ranks keeps (AttentionDPBalance).
+	adpBalance float64
 	// fp8Share is the share of the linear layers' training time FP8 GEMMs
 	// speed up (fp8Speedup); overlap the share of data-parallel traffic
 	// hidden behind compute.
@@ -78,10 +81,10 @@ type constants struct {
 // rows of throughput.csv marked split=fit (rank/calibration_test.go keeps
 // them equal to that fit; THROUGHPUT.md names the rows held out).
 var calibrated = constants{
-	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency,
+	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
 	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3.5, MoEKernelTriton: 0},
-	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.54, MoEKernelTriton: 0.24},
+	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.70, MoEKernelTriton: 0.24},
 	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
@@ -137,8 +140,18 @@ const (
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
-	// MoE 0.54, the Triton fused MoE 0.24), fitted on every MoE row.
-	MoEGEMMEfficiency = 0.52
+	// MoE 0.70, the Triton fused MoE 0.24), fitted on every MoE row.
+	MoEGEMMEfficiency = 0.54
+	// AttentionDPBalance is what an attention data-parallel group whose
+	// experts span its ranks (DP n × EP n) keeps of its throughput: every
+	// step waits for its busiest rank, and the ranks' batches differ (one
+	// prefills while the others decode). TensorRT-LLM's ADP balance post
+	// measures DeepSeek V3 on 8 × GB200 at DP 8 and EP 8: 34,140 tokens/s
+	// against 37,912 were every step balanced, 0.90, with its balancing
+	// scheduler on (25,664 of 39,552, 0.65, without it). The balanced
+	// figure is taken for every engine: the least loss published, not
+	// fitted (docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md).
+	AttentionDPBalance = 0.90
 	// MoETritonLayerMicros is the fixed time of one MoE layer's Triton
 	// fused-MoE kernels per decode step (token alignment, two grouped
 	// GEMM launches, the activation), µs: the median intercept of the

@@ -309,6 +309,39 @@ func TestServing_ConcurrencyIsTheGroupsTotal(t *testing.T) {
 	}
 }
 
+// An attention data-parallel group whose experts span its ranks waits
+// for its busiest rank every step (AttentionDPBalance, 0.90 from
+// TensorRT-LLM's ADP balance post). Qwen3-30B-A3B in fp8 on 8 × H100 at
+// 256 requests in flight: as DP 8 × EP 8 the rate is 0.90 of the same
+// group priced balanced; as TP 8 × EP 8 (one attention rank) and as eight
+// replicas without expert parallelism nothing waits, and the rate is the
+// balanced one.
+func TestServing_AttentionDPWaitsForItsBusiestRank(t *testing.T) {
+	c := card(t, "H100-80GB-SXM")
+	w := presetServe(t, "qwen3-30b-a3b", "fp8")
+	w.MaxSequences, w.Concurrency = 256, 256
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok {
+		t.Fatal("no serving case")
+	}
+	balanced := s
+	balanced.k.adpBalance = 1
+	for _, tc := range []struct {
+		lay  Layout
+		want float64
+	}{
+		{Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.90},
+		{Layout{TP: 8, PP: 1, EP: 8}, 1},
+		{Layout{TP: 1, PP: 1, DP: 8}, 1},
+	} {
+		s.layout, balanced.layout = tc.lay, tc.lay
+		got, ref := servingRate(c, s), servingRate(c, balanced)
+		if !got.fits || ref.tps <= 0 || math.Abs(got.tps/ref.tps-tc.want) > 1e-9 {
+			t.Errorf("%v: %.1f of %.1f tokens/s balanced, want %.2f of it", tc.lay, got.tps, ref.tps, tc.want)
+		}
+	}
+}
+
 // The MoE constants belong to a kernel family (engines.csv moe_kernel),
 // not to an engine: SGLang's fused_moe_triton is adapted from vLLM's
 // fused_moe, so both engines get one expert-slice constant, and every

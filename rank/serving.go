@@ -64,6 +64,9 @@ type servingResult struct {
 	commShare float64
 	// touched is the share of the routed experts a decode step reads.
 	touched float64
+	// adpBalance is the AttentionDPBalance the rate was scaled by (0: an
+	// attention group of one rank, nothing waits).
+	adpBalance float64
 	// stepBytes is the weight bytes read per output token.
 	stepBytes float64
 	// Per output token, seconds of the group: prefill, the decode GEMMs'
@@ -301,6 +304,12 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	comm /= stageSeqs
 	r.commT = comm
 	t := prefill + decode + comm
+	if spread && lay.DP > 1 && s.k.adpBalance > 0 {
+		// Attention ranks step together through the experts' all-to-alls:
+		// the busiest rank sets the step (AttentionDPBalance).
+		eff *= s.k.adpBalance
+		r.adpBalance = s.k.adpBalance
+	}
 	r.tps, r.seqs, r.commShare, r.fits = eff/t/g, seqs, comm/t, true
 	return r
 }
@@ -355,6 +364,9 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	}
 	if l.GPUs() > 1 {
 		note += fmt.Sprintf(" (%s over %s: %.0f%% of each token's time communicating)", l, r.link, 100*r.commShare)
+	}
+	if r.adpBalance > 0 {
+		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f)", l.DP, r.adpBalance)
 	}
 	return note + "; output tokens"
 }
