@@ -124,6 +124,11 @@ func rowJob(m Measurement) (rowSetting, error) {
 	switch m.Workload {
 	case "decode_batch1":
 		w.MaxSequences = 1
+	case "serve_decode_only":
+		// The decode GPUs of a disaggregated deployment: the prompts were
+		// prefilled on other GPUs and their KV caches sent over, so the
+		// timed GPUs only decode (as if every prompt were cached).
+		w.CachedPromptShare = 1
 	case "serve_offline_max", "mlperf_offline":
 		if strings.Contains(m.Framework, "MLPerf") && w.Engine == "" {
 			w.MaxSequences = engineLimitOffline

@@ -23,7 +23,9 @@ type Measurement struct {
 	// Category is training, inference or seed_example.
 	Category string
 	// Workload is pretrain, full_finetune, lora, qlora, decode_batch1,
-	// serve_offline_max, serve_online, serve_concurrency or mlperf_offline.
+	// serve_offline_max, serve_online, serve_concurrency, mlperf_offline or
+	// serve_decode_only (the decode GPUs of a disaggregated deployment,
+	// whose prompts are prefilled elsewhere).
 	Workload  string
 	Model     string
 	ParamsB   float64
