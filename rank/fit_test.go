@@ -130,7 +130,9 @@ func filter(rows []Measurement, keep func(Measurement) bool) []Measurement {
 
 // fitStart is where the fit starts: the reference model's constants
 // (THROUGHPUT.md section 2) and assumed defaults, never the production
-// ones, so that the fit does not depend on what it produced before.
+// ones, so that the fit does not depend on what it produced before
+// (AttentionDPBalance is a measurement the fit never moves, not a fitted
+// constant).
 var fitStart = constants{adpBalance: AttentionDPBalance, etaBW: 0.70, etaCScale: 1, fp4Eff: 1, linkEff: 0.7, ppEff: 0.9, fp8Share: 0.77, overlap: 0.8, qlora: 0.8, moeHalfMB: 5}
 
 // fit fits the constants on rows (which should be split=fit rows only):

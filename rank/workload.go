@@ -215,13 +215,12 @@ func (w Workload) weightBytes() (dense, experts float64) {
 	if !m.ExpertsOnly || m.Quantization != PrecisionMXFP4 {
 		return m.WeightBytes(w.WeightBytes)
 	}
-	rest := w.WeightBytes
+	rest := w.WeightBytes // a k-quant's, for the rest too
 	switch {
-	case w.Precision == PrecisionQ4KM || w.Precision == PrecisionQ40:
 	case w.Precision == PrecisionMXFP4 && w.Engine == EngineLlamaCpp:
 		rest, _ = BytesPerWeight(formatQ80)
-	default:
-		return m.WeightBytes(w.WeightBytes)
+	case w.Precision != PrecisionQ4KM && w.Precision != PrecisionQ40:
+		return m.WeightBytes(w.WeightBytes) // the checkpoint itself
 	}
 	mx, _ := BytesPerWeight(PrecisionMXFP4)
 	x := m.ExpertParams()
