@@ -418,6 +418,12 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		{EngineSGLang, PrecisionFP8, b200, qwen3, MoEKernelTriton},
 		{EngineSGLang, PrecisionFP8, h100, deepseek, MoEKernelTriton},
 		{EngineVLLM, PrecisionFP8, b200, deepseek, MoEKernelTriton},
+		// gpt-oss's MXFP4 experts on SM100: FlashInfer's TensorRT-LLM-gen
+		// MoE under vLLM (get_mxfp4_backend) and SGLang (server_args picks
+		// flashinfer_mxfp4 for GptOssForCausalLM); on Hopper, Triton.
+		{EngineVLLM, PrecisionMXFP4, b200, "", MoEKernelCUTLASS},
+		{EngineSGLang, PrecisionMXFP4, b200, "GptOssForCausalLM", MoEKernelCUTLASS},
+		{EngineSGLang, PrecisionMXFP4, h100, "GptOssForCausalLM", MoEKernelTriton},
 		// vLLM's gpt-oss recipe: Marlin MXFP4 MoE on Ampere; FP8 there
 		// stays the engine's (no page says its FP8 Marlin covers MoE).
 		{EngineVLLM, PrecisionMXFP4, a100, "", MoEKernelMarlin},
