@@ -41,6 +41,11 @@ var formatRows = sync.OnceValue(func() map[[3]string]formatRow {
 			}
 			row.architectures = strings.Split(r[7], ";")
 		}
+		if r[1] == "*" && r[6] == "" {
+			// A row for every format only names the engine's MoE kernels
+			// on the architecture; how a format runs needs a row of its own.
+			panic(fmt.Sprintf("rank: formats.csv %v: every format but no moe_kernel", r[:3]))
+		}
 		key := [3]string{r[0], r[1], r[2]}
 		if _, dup := m[key]; dup {
 			panic(fmt.Sprintf("rank: formats.csv %v: two rows", r[:3]))
@@ -128,8 +133,12 @@ var moeKernelFamilies = sync.OnceValue(func() map[string]bool {
 // own (engines.csv).
 func moeKernelFor(eng engine, format string, c pricewatch.Card, arch string) string {
 	// Only the engine's own rows: a row for every engine ("*") says how a
-	// format runs, not which engine's kernels run it.
-	for _, key := range formatKeys(eng.name, format, ArchFamily(c))[:2] {
+	// format runs, not which engine's kernels run it. After the format's
+	// own rows, the engine's row for every format on the architecture
+	// (SGLang's ROCm images run AITER's MoE whatever the weights).
+	family := ArchFamily(c)
+	keys := append(formatKeys(eng.name, format, family)[:2], [3]string{eng.name, "*", family})
+	for _, key := range keys {
 		r, ok := formatRows()[key]
 		if ok && r.moeKernel != "" && (len(r.architectures) == 0 || slices.Contains(r.architectures, arch)) {
 			return r.moeKernel

@@ -399,6 +399,7 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		}
 	}
 	h100, b200, a100 := card(t, "H100-80GB-SXM"), card(t, "B200-180GB-SXM"), card(t, "A100-80GB-SXM")
+	mi300x, mi355x := card(t, "MI300X-192GB"), card(t, "MI355X-288GB")
 	// SGLang's FP8 MoE on Blackwell: DeepSeek-architecture models on the
 	// TensorRT-LLM-gen kernels (SGLang PR #11816), the others on Triton.
 	const deepseek, qwen3 = "DeepseekV3ForCausalLM", "Qwen3MoeForCausalLM"
@@ -424,6 +425,13 @@ func TestMoE_KernelFamilyByFormatAndCard(t *testing.T) {
 		{EngineVLLM, PrecisionMXFP4, b200, "", MoEKernelCUTLASS},
 		{EngineSGLang, PrecisionMXFP4, b200, "GptOssForCausalLM", MoEKernelCUTLASS},
 		{EngineSGLang, PrecisionMXFP4, h100, "GptOssForCausalLM", MoEKernelTriton},
+		// SGLang's ROCm images set SGLANG_USE_AITER=1: AITER's fused MoE
+		// for every format (the engine's row for "*"); vLLM's default
+		// leaves AITER off.
+		{EngineSGLang, PrecisionFP8, mi300x, deepseek, MoEKernelAITER},
+		{EngineSGLang, PrecisionBF16, mi300x, "", MoEKernelAITER},
+		{EngineSGLang, PrecisionMXFP4, mi355x, "GptOssForCausalLM", MoEKernelAITER},
+		{EngineVLLM, PrecisionFP8, mi300x, qwen3, MoEKernelTriton},
 		// vLLM's gpt-oss recipe: Marlin MXFP4 MoE on Ampere; FP8 there
 		// stays the engine's (no page says its FP8 Marlin covers MoE).
 		{EngineVLLM, PrecisionMXFP4, a100, "", MoEKernelMarlin},
