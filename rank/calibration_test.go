@@ -328,6 +328,7 @@ func TestCalibration_ProductionIsTheFit(t *testing.T) {
 	}
 	near("ETA_BW", k.etaBW, calibrated.etaBW, 0.011)
 	near("layer step time", k.layerStepUS, calibrated.layerStepUS, 2.6)
+	near("MLA layer step time", k.mlaLayerUS, calibrated.mlaLayerUS, 2.6)
 	near("ETA_C factor", k.etaCScale, calibrated.etaCScale, 0)
 	near("FP4 factor", k.fp4Eff, calibrated.fp4Eff, 0.026)
 	near("pipeline efficiency", k.ppEff, calibrated.ppEff, 0.011)
@@ -473,7 +474,7 @@ func TestCalibration_OutOfSample(t *testing.T) {
 		{"mixture-of-experts", moe}, {"MoE, no-fit left out", moeClean}, {"serving, consumer cards", consumer},
 		{"2+ GPUs, dense and MoE", filter(priced(), func(m Measurement) bool { return batchedServing(m) && groupGPUs(m) > 1 })},
 	} {
-		t.Logf("  %-24s %3d rows: %3d (%3.0f%%) within ±35%%, median estimate/measured %.2f (leave one publisher out)",
+		t.Logf("  %-24s %3d rows: %3d (%4.1f%%) within ±35%%, median estimate/measured %.2f (leave one publisher out)",
 			sub.name, len(sub.rows), in(sub.rows), 100*share(in(sub.rows), len(sub.rows)), med(sub.rows))
 	}
 	// data/accuracy.csv, what /v1/estimate tells a reader to allow for,

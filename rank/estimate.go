@@ -70,6 +70,9 @@ type constants struct {
 	// the experts' reads (data/moe_kernels.csv: the intercept of the
 	// engines' own kernel timings).
 	moeLayerUS map[string]float64
+	// mlaLayerUS is the fixed time a layer of multi-head latent attention
+	// adds to a decode step beyond layerStepUS, µs (MLALayerMicros).
+	mlaLayerUS float64
 	// util is the training utilization U per estimator class; a class
 	// without one uses utilizationByClass. etaC is the serving compute
 	// efficiency ETA_C per class (before etaCScale); a class without one
@@ -81,7 +84,7 @@ type constants struct {
 // rows of throughput.csv marked split=fit (rank/calibration_test.go keeps
 // them equal to that fit; THROUGHPUT.md names the rows held out).
 var calibrated = constants{
-	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
+	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, mlaLayerUS: MLALayerMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
 	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3.5, MoEKernelTriton: 0},
 	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.70, MoEKernelTriton: 0.24},
@@ -107,6 +110,13 @@ const (
 	// weighs on small batches and small models, and is shared by a
 	// step's sequences. Fitted on the batched dense serving rows from 0.
 	LayerStepMicros = 75
+	// MLALayerMicros is the fixed time a layer of multi-head latent
+	// attention (DeepSeek-V3/R1, Kimi K2) adds to every decode step beyond
+	// LayerStepMicros: the latent's down- and up-projections, their norms,
+	// the absorbed key and value BMMs, about twice the small kernels of a
+	// grouped-query layer. Fitted on the MLA rows of one sequence from 0
+	// (two publishers' fit rows; rank/THROUGHPUT.md).
+	MLALayerMicros = 30
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
 	// theirs.

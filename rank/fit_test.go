@@ -203,6 +203,15 @@ func fit(all []Measurement) constants {
 		}
 	}
 	if moe := filter(all, isMoE); len(moe) > 0 {
+		// The extra fixed time of a latent-attention layer is fitted on
+		// the MLA rows of one sequence, where a step's fixed time is most
+		// of what it costs beside its reads, from two publishers or more
+		// (else none); each round after the kernel families' constants.
+		b1 := filter(moe, func(m Measurement) bool {
+			rs, err := rowJob(m)
+			return err == nil && Presets()[m.Preset].mla() && rs.w.maxSequences() == 1
+		})
+		k.mlaLayerUS = 0
 		// Rows by the MoE kernel family their engine runs for their format
 		// on their card (engines.csv and formats.csv moe_kernel; llama.cpp
 		// runs no grouped GEMMs).
@@ -250,6 +259,9 @@ func fit(all []Measurement) constants {
 				if _, own := k.moeGemmByKernel[e]; !own {
 					k.moeGemmByKernel[e] = priors[e]
 				}
+			}
+			if publishers(b1) >= 2 {
+				k.mlaLayerUS = argmin(0, 200, 5, 0, func(e float64) float64 { kk := k; kk.mlaLayerUS = e; return male(b1, kk) })
 			}
 			k.moeHalfByKernel = maps.Clone(kernelFixedHalf)
 			k.moeHalfMB = argmin(0.5, 50, 0.5, fitStart.moeHalfMB, func(e float64) float64 { kk := k; kk.moeHalfMB = e; return male(moe, kk) })
@@ -358,7 +370,7 @@ func (k constants) String() string {
 		}
 		return strings.Join(out, ", ")
 	}
-	return fmt.Sprintf("layer step %.0f µs, ", k.layerStepUS) + fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB, MoE GEMM %.2f",
+	return fmt.Sprintf("layer step %.0f µs (MLA +%.0f), ", k.layerStepUS, k.mlaLayerUS) + fmt.Sprintf("U {%s}, QLoRA %.2f, fp8 share %.3f, overlap %.2f, ETA_BW %.2f, ETA_C {%s} × %.2f (fp4 × %.2f), link efficiency %.2f, pipeline %.2f, MoE half-efficiency slice %.1f MB, MoE GEMM %.2f",
 		list(k.util), k.qlora, k.fp8Share, k.overlap, k.etaBW, list(k.etaC), k.etaCScale, k.fp4Eff, k.linkEff, k.ppEff, k.moeHalfMB, k.moeGemm) + fmt.Sprintf("; by kernel family: slice %v, GEMM %v, fixed µs per MoE layer %v", k.moeHalfByKernel, k.moeGemmByKernel, k.moeLayerUS)
 }
 

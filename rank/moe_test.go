@@ -342,6 +342,44 @@ func TestServing_AttentionDPWaitsForItsBusiestRank(t *testing.T) {
 	}
 }
 
+// A latent-attention layer costs every decode step MLALayerMicros more
+// than a grouped-query one, shared by the step's sequences. By hand:
+// DeepSeek-R1 has 61 layers, all MLA; at one sequence on 8 × B200 (TP 8,
+// one stage) a step gains 61 × 30 µs = 1.83 ms, at 16 sequences 1.83 /
+// 16 = 0.114 ms per sequence. Qwen3-235B-A22B (grouped-query attention)
+// gains nothing.
+func TestServing_MLALayersCostAFixedTime(t *testing.T) {
+	c := card(t, "B200-180GB-SXM")
+	for _, tc := range []struct {
+		preset string
+		seqs   int
+		wantMS float64
+	}{
+		{"deepseek-r1", 1, 1.83},
+		{"deepseek-r1", 16, 1.83 / 16},
+		{"qwen3-235b-a22b", 1, 0},
+	} {
+		w := presetServe(t, tc.preset, "fp8")
+		w.MaxSequences, w.Concurrency = tc.seqs, tc.seqs
+		s, _, ok := servingCaseFor(w, c, calibrated)
+		if !ok {
+			t.Fatalf("%s: no serving case", tc.preset)
+		}
+		s.layout = Layout{TP: 8, PP: 1}
+		without := s
+		without.k.mlaLayerUS = 0
+		got, ref := servingRate(c, s), servingRate(c, without)
+		if !got.fits || !ref.fits {
+			t.Fatalf("%s: does not fit", tc.preset)
+		}
+		// stepT is the fixed time per output token of the group: a
+		// step's, shared by its sequences.
+		if d := (got.stepT - ref.stepT) * 1e3; math.Abs(d-tc.wantMS) > 1e-6 {
+			t.Errorf("%s at %d sequences: the MLA layers add %.4f ms per sequence, want %.4f", tc.preset, tc.seqs, d, tc.wantMS)
+		}
+	}
+}
+
 // The MoE constants belong to a kernel family (engines.csv moe_kernel),
 // not to an engine: SGLang's fused_moe_triton is adapted from vLLM's
 // fused_moe, so both engines get one expert-slice constant, and every

@@ -105,8 +105,8 @@ type servingResult struct {
 //	decode  = Σ over the dense part and the routed experts of
 //	          max(2N_part / (ETA_C × peak × g), part's step bytes / (B/PP × read × g))
 //	        + KV of a sequence at ISL + OSL/2 / (read × g)
-//	        + (layers × LayerStepMicros + MoE layers × the kernel family's
-//	          fixed time) / (B/PP)
+//	        + (layers × LayerStepMicros + MLA layers × MLALayerMicros
+//	          + MoE layers × the kernel family's fixed time) / (B/PP)
 //	step bytes = DP × dense + touched × experts
 //
 // A decode step of a stage carries B/PP sequences (B/(PP·DP) per
@@ -238,10 +238,14 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	prefill += s.model.PrefillAttentionFLOPs(isl-fresh/2) * (fresh / osl) / (preEff * peak16)
 	r.prefillT, r.computeT, r.weightsT, r.kvT = prefill, gemm, stepBytes/stageSeqs/read, s.kvSeq(isl+osl/2, lay.TP)/read
 
-	// Every layer costs a step a fixed time besides (LayerStepMicros),
-	// and every MoE layer its kernel family's fixed time
+	// Every layer costs a step a fixed time besides (LayerStepMicros), a
+	// latent-attention layer more (MLALayerMicros: twice the small
+	// kernels), and every MoE layer its kernel family's fixed time
 	// (constants.moeLayerUS), shared by the stage step's sequences.
 	r.stepT = float64(s.model.Layers) / pp * s.k.layerStepUS * 1e-6 / stageSeqs
+	if s.model.mla() {
+		r.stepT += float64(s.model.Layers) / pp * s.k.mlaLayerUS * 1e-6 / stageSeqs
+	}
 	if s.model.MoE() && s.eng.groupedMoE {
 		r.stepT += float64(s.model.moeLayers()) / pp * s.k.moeLayerUS[s.eng.moeKernel] * 1e-6 / stageSeqs
 	}
