@@ -137,7 +137,8 @@ func moeKernelFor(eng engine, format string, c pricewatch.Card, arch string) str
 	// own rows, the engine's row for every format on the architecture
 	// (SGLang's ROCm images run AITER's MoE whatever the weights).
 	family := ArchFamily(c)
-	keys := append(formatKeys(eng.name, format, family)[:2], [3]string{eng.name, "*", family})
+	own := formatKeys(eng.name, format, family)
+	keys := [][3]string{own[0], own[1], {eng.name, "*", family}}
 	for _, key := range keys {
 		r, ok := formatRows()[key]
 		if ok && r.moeKernel != "" && (len(r.architectures) == 0 || slices.Contains(r.architectures, arch)) {
