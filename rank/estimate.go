@@ -115,7 +115,8 @@ const (
 	// LayerStepMicros: the latent's down- and up-projections, their norms,
 	// the absorbed key and value BMMs, about twice the small kernels of a
 	// grouped-query layer. Fitted on the MLA rows of one sequence from 0
-	// (two publishers' fit rows; rank/THROUGHPUT.md).
+	// (two publishers' fit rows); SGLang's per-op timings on a B200
+	// (aiconfigurator) put the extra ops at 34-36 µs (rank/THROUGHPUT.md).
 	MLALayerMicros = 30
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
