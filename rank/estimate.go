@@ -586,6 +586,11 @@ type engine struct {
 	// moeKernel is the family of MoE kernels the engine runs
 	// (engines.csv moe_kernel): the MoE constants are the family's.
 	moeKernel string
+	// prefillOwnPass: the engine runs new prompts in forward passes of
+	// their own, not in the decode steps (engines.csv prefill_pass "own"),
+	// of at most prefillTokens prompt tokens each.
+	prefillOwnPass bool
+	prefillTokens  float64
 }
 
 // Engine memory bases (data/engines.csv memory_basis).
@@ -605,12 +610,15 @@ const (
 var engines = sync.OnceValue(func() map[string]engine {
 	m := map[string]engine{}
 	for _, r := range readTable(enginesCSV) {
-		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" {
-			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q", r[0], r[5], r[6], r[8]))
+		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" ||
+			r[11] != "own" && r[11] != "mixed" || r[11] == "own" && tableNum(r[12]) <= 0 || r[13] == "" {
+			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q, prefill_pass %q, prefill_tokens %q, prefill_source %q",
+				r[0], r[5], r[6], r[8], r[11], r[12], r[13]))
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
-			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes", moeKernel: r[9]}
+			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes", moeKernel: r[9],
+			prefillOwnPass: r[11] == "own", prefillTokens: tableNum(r[12])}
 	}
 	return m
 })

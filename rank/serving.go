@@ -75,6 +75,9 @@ type servingResult struct {
 	prefillT, computeT, weightsT, kvT, commT float64
 	// stepT is the layers' fixed time per decode step, per output token.
 	stepT float64
+	// passT is what prompts run in passes of their own cost besides
+	// their FLOPs (engines.csv prefill_pass "own"), per output token.
+	passT float64
 	link  string
 	mem   servingMemory
 	fits  bool
@@ -108,6 +111,8 @@ type servingResult struct {
 //	        + (layers × LayerStepMicros + MLA layers × MLALayerMicros
 //	          + MoE layers × the kernel family's fixed time) / (B/PP)
 //	step bytes = DP × dense + touched × experts
+//	passes  = for an engine that runs prompts in passes of their own
+//	          (SGLang), what they cost besides their FLOPs (ownPrefillPass)
 //
 // A decode step of a stage carries B/PP sequences (B/(PP·DP) per
 // replica) and reads its weights once for all of them: the dense part,
@@ -307,7 +312,13 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	comm /= stageSeqs
 	r.commT = comm
-	t := prefill + decode + comm
+	if s.eng.prefillOwnPass && fresh > 0 && prefill > 0 {
+		r.passT = ownPrefillPass(s, passInputs{
+			seqs: seqs / dp, osl: osl, fresh: fresh, dense: dense, moeEff: moeEff, readRate: readRate,
+			gRep: g / dp, g: g, dp: dp, spread: spread, prefill: prefill, stepFixed: r.stepT * stageSeqs,
+		})
+	}
+	t := prefill + decode + comm + r.passT
 	if spread && lay.DP > 1 && s.k.adpBalance > 0 {
 		// Attention ranks step together through the experts' all-to-alls:
 		// the busiest rank sets the step (AttentionDPBalance).
@@ -316,6 +327,44 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	r.tps, r.seqs, r.commShare, r.fits = eff/t/g, seqs, comm/t, true
 	return r
+}
+
+// passInputs are what ownPrefillPass needs of servingRate's working.
+type passInputs struct {
+	seqs, osl, fresh   float64 // sequences of a replica; output and uncached prompt tokens of one
+	dense, moeEff      float64 // dense bytes a step reads (the embedding as a lookup); the experts' read efficiency
+	readRate, gRep, g  float64 // bytes/s per GPU; GPUs of a replica and of the group
+	dp                 float64 // replicas
+	spread             bool    // experts spread over every replica's GPUs
+	prefill, stepFixed float64 // the prompts' FLOPs per output token (group seconds); a step's fixed time (s)
+}
+
+// ownPrefillPass is, per output token of the group, what an engine that
+// runs prompts in forward passes of their own (SGLang) pays for them
+// besides their FLOPs, which prefill already counts. In a steady state a
+// replica's sequences finish, and new ones arrive, seqs/osl per decode
+// step, so a pass takes max(1, seqs/osl) prompts, at most prefillTokens
+// prompt tokens: per output token fresh/(P·osl) passes of P tokens. Each
+// pass reads what a step of P tokens reads (the dense part and the experts
+// P tokens touch, 1 − (1 − k/E)^P of them) and pays the layers' fixed
+// time; where its FLOPs take longer than its reads, only the fixed time is
+// extra. Every running sequence of the replica waits for it.
+func ownPrefillPass(s servingCase, in passInputs) float64 {
+	p := math.Min(math.Max(1, in.seqs/in.osl)*in.fresh, s.eng.prefillTokens)
+	if p <= 0 {
+		return 0
+	}
+	passes := in.fresh / (p * in.osl) // passes per output token of a replica
+	experts := s.model.TouchedShare(p) * s.expertBytes / in.moeEff
+	expertGPUs := in.gRep
+	if in.spread {
+		expertGPUs = in.g
+	}
+	reads := in.dense/(in.readRate*in.gRep) + experts/(in.readRate*expertGPUs)
+	// prefill is group seconds per output token: a replica's pass of P
+	// prompt tokens computes for prefill × osl/fresh × dp × P seconds.
+	flops := in.prefill * in.osl / in.fresh * in.dp * p
+	return (math.Max(0, reads-flops) + in.stepFixed) * passes / in.dp
 }
 
 // moeLayers is the layers with routed experts.
@@ -371,6 +420,10 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	}
 	if r.adpBalance > 0 {
 		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f)", l.DP, r.adpBalance)
+	}
+	if r.passT > 0 && r.tps > 0 {
+		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)",
+			100*r.passT*r.tps*float64(l.GPUs()))
 	}
 	return note + "; output tokens"
 }
