@@ -76,11 +76,12 @@ type servingResult struct {
 	// stepT is the layers' fixed time per decode step, per output token.
 	stepT float64
 	// passT is what prompts run in passes of their own cost besides
-	// their FLOPs (engines.csv prefill_pass "own"), per output token.
-	passT float64
-	link  string
-	mem   servingMemory
-	fits  bool
+	// their FLOPs (engines.csv prefill_pass "own"), per output token;
+	// passShare its share of a token's time.
+	passT, passShare float64
+	link             string
+	mem              servingMemory
+	fits             bool
 	// sloWhy says why no concurrency meets the job's service level.
 	sloWhy string
 }
@@ -325,7 +326,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		eff *= s.k.adpBalance
 		r.adpBalance = s.k.adpBalance
 	}
-	r.tps, r.seqs, r.commShare, r.fits = eff/t/g, seqs, comm/t, true
+	r.tps, r.seqs, r.commShare, r.passShare, r.fits = eff/t/g, seqs, comm/t, r.passT/t, true
 	return r
 }
 
@@ -351,9 +352,6 @@ type passInputs struct {
 // extra. Every running sequence of the replica waits for it.
 func ownPrefillPass(s servingCase, in passInputs) float64 {
 	p := math.Min(math.Max(1, in.seqs/in.osl)*in.fresh, s.eng.prefillTokens)
-	if p <= 0 {
-		return 0
-	}
 	passes := in.fresh / (p * in.osl) // passes per output token of a replica
 	experts := s.model.TouchedShare(p) * s.expertBytes / in.moeEff
 	expertGPUs := in.gRep
@@ -421,9 +419,8 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	if r.adpBalance > 0 {
 		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f)", l.DP, r.adpBalance)
 	}
-	if r.passT > 0 && r.tps > 0 {
-		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)",
-			100*r.passT*r.tps*float64(l.GPUs()))
+	if r.passShare > 0 {
+		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)", 100*r.passShare)
 	}
 	return note + "; output tokens"
 }
