@@ -5,6 +5,10 @@ import (
 	"testing"
 )
 
+// dense8BOneKVHead is the prefill tests' model: 8 B parameters, no
+// vocabulary (no embedding lookup), one KV head (a small cache).
+var dense8BOneKVHead = Model{Name: "dense-8b", ParamsB: 8, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 1, HeadDim: 128}
+
 // SGLang runs a new prompt in a forward pass of its own (engines.csv
 // prefill_pass "own"), which every running sequence waits for; vLLM,
 // TensorRT-LLM and llama.cpp run prompts inside their decode steps. The
@@ -30,7 +34,7 @@ import (
 // the reads, so only the fixed time is extra: 2.400 ms / 128 = 18.75 µs.
 func TestServing_SGLangPaysForItsOwnPrefillPasses(t *testing.T) {
 	c := card(t, "H100-80GB-SXM")
-	m := Model{Name: "dense-8b", ParamsB: 8, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 1, HeadDim: 128}
+	m := dense8BOneKVHead
 	for _, tc := range []struct {
 		isl    int
 		wantUS float64
@@ -74,8 +78,7 @@ func TestServing_SGLangPaysForItsOwnPrefillPasses(t *testing.T) {
 // prefill pass.
 func TestServing_NoPrefillPassWithoutPrompts(t *testing.T) {
 	c := card(t, "H100-80GB-SXM")
-	m := Model{Name: "dense-8b", ParamsB: 8, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}
-	w := Workload{Name: "decode", Model: m, Method: MethodServe, WeightBytes: 2, Precision: PrecisionBF16,
+	w := Workload{Name: "decode", Model: dense8BOneKVHead, Method: MethodServe, WeightBytes: 2, Precision: PrecisionBF16,
 		Engine: EngineSGLang, InputTokens: 1024, OutputTokens: 64, MaxSequences: 256, Concurrency: 256, CachedPromptShare: 1}
 	s, _, ok := servingCaseFor(w, c, calibrated)
 	if !ok {

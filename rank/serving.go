@@ -316,7 +316,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	if s.eng.prefillOwnPass && fresh > 0 && prefill > 0 {
 		r.passT = ownPrefillPass(s, passInputs{
 			seqs: seqs / dp, osl: osl, fresh: fresh, dense: dense, moeEff: moeEff, readRate: readRate,
-			gRep: g / dp, g: g, dp: dp, spread: spread, prefill: prefill, stepFixed: r.stepT * stageSeqs,
+			g: g, dp: dp, spread: spread, prefill: prefill, stepFixed: r.stepT * stageSeqs,
 		})
 	}
 	t := prefill + decode + comm + r.passT
@@ -334,8 +334,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 type passInputs struct {
 	seqs, osl, fresh   float64 // sequences of a replica; output and uncached prompt tokens of one
 	dense, moeEff      float64 // dense bytes a step reads (the embedding as a lookup); the experts' read efficiency
-	readRate, gRep, g  float64 // bytes/s per GPU; GPUs of a replica and of the group
-	dp                 float64 // replicas
+	readRate, g, dp    float64 // bytes/s per GPU; GPUs of the group; replicas
 	spread             bool    // experts spread over every replica's GPUs
 	prefill, stepFixed float64 // the prompts' FLOPs per output token (group seconds); a step's fixed time (s)
 }
@@ -354,11 +353,12 @@ func ownPrefillPass(s servingCase, in passInputs) float64 {
 	p := math.Min(math.Max(1, in.seqs/in.osl)*in.fresh, s.eng.prefillTokens)
 	passes := in.fresh / (p * in.osl) // passes per output token of a replica
 	experts := s.model.TouchedShare(p) * s.expertBytes / in.moeEff
-	expertGPUs := in.gRep
+	gRep := in.g / in.dp // a replica's GPUs
+	expertGPUs := gRep
 	if in.spread {
 		expertGPUs = in.g
 	}
-	reads := in.dense/(in.readRate*in.gRep) + experts/(in.readRate*expertGPUs)
+	reads := in.dense/(in.readRate*gRep) + experts/(in.readRate*expertGPUs)
 	// prefill is group seconds per output token: a replica's pass of P
 	// prompt tokens computes for prefill × osl/fresh × dp × P seconds.
 	flops := in.prefill * in.osl / in.fresh * in.dp * p
