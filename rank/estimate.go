@@ -86,7 +86,7 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, mlaLayerUS: MLALayerMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 3.5, MoEKernelTriton: 0},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 5, MoEKernelTriton: 0},
 	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.70, MoEKernelTriton: 0.24},
 	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
@@ -145,14 +145,14 @@ const (
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
-	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 3.5 MB; the
+	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 5 MB; the
 	// Triton fused MoE of vLLM and SGLang 0, from its kernel timings).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
 	// MoE 0.70, the Triton fused MoE 0.24), fitted on every MoE row.
-	MoEGEMMEfficiency = 0.54
+	MoEGEMMEfficiency = 0.52
 	// AttentionDPBalance is what an attention data-parallel group whose
 	// experts span its ranks (DP n × EP n) keeps of its throughput: every
 	// step waits for its busiest rank, and the ranks' batches differ (one
