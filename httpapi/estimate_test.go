@@ -70,6 +70,8 @@ func TestEstimate_BadInputNamesTheField(t *testing.T) {
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","gpus":5000}`, "gpus: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","gpus":4,"layout":{"tp":2}}`, "layout: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","engine":"nope"}`, "engine: "},
+		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","method":"full","attention_dp_balance":true}`, "attention_dp_balance: "},
+		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","attention_dp_balance":"yes"}`, "attention_dp_balance: "},
 		{`{"model":{"config":{"architectures":["NoSuchForCausalLM"]}},"card":"H100-80GB-SXM"}`, "model.config.architectures: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM"} {}`, "trailing data"},
 		{``, "empty body"},

@@ -183,6 +183,9 @@ func rowJob(m Measurement) (rowSetting, error) {
 	case m.TP > 0:
 		rs.layout = Layout{TP: m.TP, PP: max(m.PP, 1), EP: m.EP}
 	}
+	// A run that states its attention-DP balancer (TensorRT-LLM's
+	// attention_dp_config enable_balance; MLPerf harnesses' adp_balancing_enable).
+	w.BalancedAttentionDP = strings.Contains(m.Notes, "enable_balance") || strings.Contains(m.Notes, "adp_balancing_enable True")
 	rs.w = w
 	return rs, nil
 }

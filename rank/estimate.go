@@ -87,7 +87,7 @@ var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, mlaLayerUS: MLALayerMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
 	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 5, MoEKernelTriton: 0},
-	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.70, MoEKernelTriton: 0.24},
+	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.76, MoEKernelTriton: 0.24},
 	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
@@ -151,17 +151,17 @@ const (
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
-	// MoE 0.70, the Triton fused MoE 0.24), fitted on every MoE row.
-	MoEGEMMEfficiency = 0.52
+	// MoE 0.76, the Triton fused MoE 0.24), fitted on every MoE row.
+	MoEGEMMEfficiency = 0.72
 	// AttentionDPBalance is what an attention data-parallel group whose
-	// experts span its ranks (DP n × EP n) keeps of its throughput: every
-	// step waits for its busiest rank, and the ranks' batches differ (one
-	// prefills while the others decode). TensorRT-LLM's ADP balance post
-	// measures DeepSeek V3 on 8 × GB200 at DP 8 and EP 8: 34,140 tokens/s
-	// against 37,912 were every step balanced, 0.90, with its balancing
-	// scheduler on (25,664 of 39,552, 0.65, without it). The balanced
-	// figure is taken for every engine: the least loss published, not
-	// fitted (docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md).
+	// experts span its ranks (DP n × EP n) keeps of its throughput with
+	// the engine's balancer on: every step waits for its busiest rank, and
+	// the ranks' batches differ (one prefills while the others decode).
+	// TensorRT-LLM's ADP balance post measures DeepSeek V3 on 8 × GB200 at
+	// DP 8 and EP 8: 34,140 tokens/s against 37,912 were every step
+	// balanced, 0.90, with its balancing scheduler on (25,664 of 39,552,
+	// 0.65, without it: engines.csv adp_balance, each engine's default).
+	// Not fitted (docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md).
 	AttentionDPBalance = 0.90
 	// MoETritonLayerMicros is the fixed time of one MoE layer's Triton
 	// fused-MoE kernels per decode step (token alignment, two grouped
@@ -485,7 +485,7 @@ func servingMemoryCase(w Workload) servingCase {
 	return servingCase{
 		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
 		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),
-		groupSeqs: float64(w.Concurrency), eng: engineFor(w.Engine), cached: w.CachedPromptShare,
+		groupSeqs: float64(w.Concurrency), eng: engineFor(w.Engine), cached: w.CachedPromptShare, balancedADP: w.BalancedAttentionDP,
 	}
 }
 
@@ -591,6 +591,10 @@ type engine struct {
 	// of at most prefillTokens prompt tokens each.
 	prefillOwnPass bool
 	prefillTokens  float64
+	// adpBalance is the share of its rate an attention data-parallel group
+	// whose experts span its ranks keeps by default (engines.csv
+	// adp_balance): the busiest rank sets every step.
+	adpBalance float64
 }
 
 // Engine memory bases (data/engines.csv memory_basis).
@@ -611,14 +615,15 @@ var engines = sync.OnceValue(func() map[string]engine {
 	m := map[string]engine{}
 	for _, r := range readTable(enginesCSV) {
 		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" ||
-			r[11] != "own" && r[11] != "mixed" || r[11] == "own" && tableNum(r[12]) <= 0 || r[13] == "" {
-			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q, prefill_pass %q, prefill_tokens %q, prefill_source %q",
-				r[0], r[5], r[6], r[8], r[11], r[12], r[13]))
+			r[11] != "own" && r[11] != "mixed" || r[11] == "own" && tableNum(r[12]) <= 0 || r[13] == "" ||
+			!(tableNum(r[14]) > 0 && tableNum(r[14]) <= 1) || r[15] == "" {
+			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q, prefill_pass %q, prefill_tokens %q, prefill_source %q, adp_balance %q, adp_balance_source %q",
+				r[0], r[5], r[6], r[8], r[11], r[12], r[13], r[14], r[15]))
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
 			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes", moeKernel: r[9],
-			prefillOwnPass: r[11] == "own", prefillTokens: tableNum(r[12])}
+			prefillOwnPass: r[11] == "own", prefillTokens: tableNum(r[12]), adpBalance: tableNum(r[14])}
 	}
 	return m
 })

@@ -28,6 +28,9 @@ type EstimateRequest struct {
 	// share of each prompt in the prefix cache (prefill skips it).
 	SLO               *SLO    `json:"slo,omitempty"`
 	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
+	// AttentionDPBalance: the engine's attention data-parallel balancer is
+	// on (TensorRT-LLM's attention_dp_config enable_balance).
+	AttentionDPBalance bool `json:"attention_dp_balance,omitempty"`
 	// Training: sequence length and micro-batch per GPU.
 	SeqLen     int `json:"seq_len,omitempty"`
 	MicroBatch int `json:"micro_batch,omitempty"`
@@ -129,13 +132,16 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 			return res, invalid("output_tokens", "required with input_tokens: the tokens generated per request")
 		}
 		spec.Context, spec.OutputTokens, spec.Concurrency = in+out, out, req.Concurrency
-		spec.SLO, spec.CachedPromptShare = req.SLO, req.CachedPromptShare
+		spec.SLO, spec.CachedPromptShare, spec.AttentionDPBalance = req.SLO, req.CachedPromptShare, req.AttentionDPBalance
 		if req.SeqLen != 0 || req.MicroBatch != 0 {
 			return res, invalid("seq_len", "for training; serving takes input_tokens and output_tokens")
 		}
 	} else {
 		if req.InputTokens != 0 || req.OutputTokens != 0 || req.Concurrency != 0 || req.SLO != nil || req.CachedPromptShare != 0 {
 			return res, invalid("input_tokens", "for serving; training takes seq_len and micro_batch")
+		}
+		if req.AttentionDPBalance {
+			return res, invalid("attention_dp_balance", "for serving; a training estimate has no attention data parallelism")
 		}
 		if req.Layout != nil {
 			return res, invalid("layout", "for serving; a training estimate is FSDP or data parallel over gpus")

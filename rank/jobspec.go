@@ -93,6 +93,10 @@ type JobSpec struct {
 	// of each prompt already in the engine's prefix cache (0..0.99).
 	SLO               *SLO    `json:"slo,omitempty"`
 	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
+	// AttentionDPBalance: a serving run turns on the engine's
+	// attention data-parallel balancer (TensorRT-LLM's
+	// attention_dp_config enable_balance); default the engine's default.
+	AttentionDPBalance bool `json:"attention_dp_balance,omitempty"`
 	// CheckpointWriteSeconds is how long one checkpoint takes to write
 	// (default: the training state at DefaultCheckpointWriteGBs); spot
 	// options checkpoint at the interval that minimizes expected cost.
@@ -165,8 +169,9 @@ type Job struct {
 	// the spec says).
 	Months float64 `json:"months,omitempty"`
 	// SLO and CachedPromptShare are the serving job's (Workload has them).
-	SLO               *SLO    `json:"slo,omitempty"`
-	CachedPromptShare float64 `json:"cached_prompt_share,omitempty"`
+	SLO                *SLO    `json:"slo,omitempty"`
+	CachedPromptShare  float64 `json:"cached_prompt_share,omitempty"`
+	AttentionDPBalance bool    `json:"attention_dp_balance,omitempty"`
 	// CheckpointWriteSeconds is resolved: the spec's, else the training
 	// state (CheckpointBytes) at DefaultCheckpointWriteGBs.
 	CheckpointWriteSeconds float64           `json:"checkpoint_write_seconds,omitempty"`
@@ -362,6 +367,12 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 		w.CachedPromptShare = s.CachedPromptShare
 	}
+	if s.AttentionDPBalance {
+		if w.Method != MethodServe {
+			return job, invalid("attention_dp_balance", "only for method serve")
+		}
+		w.BalancedAttentionDP = true
+	}
 	if s.RequestRate != 0 {
 		if w.Method != MethodServe {
 			return job, invalid("request_rate", "only for method serve")
@@ -507,6 +518,7 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 			job.SLO = &slo
 		}
 		job.CachedPromptShare = w.CachedPromptShare
+		job.AttentionDPBalance = w.BalancedAttentionDP
 	}
 	if w == orig && s.Workload != "" {
 		job.FromWorkload = s.Workload

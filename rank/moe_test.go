@@ -310,34 +310,41 @@ func TestServing_ConcurrencyIsTheGroupsTotal(t *testing.T) {
 }
 
 // An attention data-parallel group whose experts span its ranks waits
-// for its busiest rank every step (AttentionDPBalance, 0.90 from
-// TensorRT-LLM's ADP balance post). Qwen3-30B-A3B in fp8 on 8 × H100 at
-// 256 requests in flight: as DP 8 × EP 8 the rate is 0.90 of the same
-// group priced balanced; as TP 8 × EP 8 (one attention rank) and as eight
-// replicas without expert parallelism nothing waits, and the rate is the
-// balanced one.
+// for its busiest rank every step: it keeps the engine's adp_balance of
+// the rate it would have were every step balanced (engines.csv: vLLM 0.90,
+// a DEFAULT; TensorRT-LLM 0.65, its balancer off by default), or
+// AttentionDPBalance (0.90) where the run turns the balancer on.
+// Qwen3-30B-A3B in fp8 on 8 × H100 at 256 requests in flight: as DP 8 ×
+// EP 8 under vLLM 0.90 of the balanced rate, under TensorRT-LLM 0.65, and
+// 0.90 with its balancer; as TP 8 × EP 8 (one attention rank) and as
+// eight replicas without expert parallelism nothing waits.
 func TestServing_AttentionDPWaitsForItsBusiestRank(t *testing.T) {
 	c := card(t, "H100-80GB-SXM")
-	w := presetServe(t, "qwen3-30b-a3b", "fp8")
-	w.MaxSequences, w.Concurrency = 256, 256
-	s, _, ok := servingCaseFor(w, c, calibrated)
-	if !ok {
-		t.Fatal("no serving case")
-	}
-	balanced := s
-	balanced.k.adpBalance = 1
 	for _, tc := range []struct {
-		lay  Layout
-		want float64
+		engine   string
+		balancer bool
+		lay      Layout
+		want     float64
 	}{
-		{Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.90},
-		{Layout{TP: 8, PP: 1, EP: 8}, 1},
-		{Layout{TP: 1, PP: 1, DP: 8}, 1},
+		{"", false, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.90},
+		{EngineTRT, false, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.65},
+		{EngineTRT, true, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.90},
+		{EngineTRT, false, Layout{TP: 8, PP: 1, EP: 8}, 1},
+		{"", false, Layout{TP: 8, PP: 1, EP: 8}, 1},
+		{"", false, Layout{TP: 1, PP: 1, DP: 8}, 1},
 	} {
+		w := presetServe(t, "qwen3-30b-a3b", "fp8")
+		w.MaxSequences, w.Concurrency, w.Engine, w.BalancedAttentionDP = 256, 256, tc.engine, tc.balancer
+		s, _, ok := servingCaseFor(w, c, calibrated)
+		if !ok {
+			t.Fatal("no serving case")
+		}
+		balanced := s
+		balanced.eng.adpBalance, balanced.balancedADP = 1, false
 		s.layout, balanced.layout = tc.lay, tc.lay
 		got, ref := servingRate(c, s), servingRate(c, balanced)
 		if !got.fits || ref.tps <= 0 || math.Abs(got.tps/ref.tps-tc.want) > 1e-9 {
-			t.Errorf("%v: %.1f of %.1f tokens/s balanced, want %.2f of it", tc.lay, got.tps, ref.tps, tc.want)
+			t.Errorf("%q balancer %v %v: %.1f of %.1f tokens/s balanced, want %.2f of it", tc.engine, tc.balancer, tc.lay, got.tps, ref.tps, tc.want)
 		}
 	}
 }

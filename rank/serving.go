@@ -27,8 +27,11 @@ type servingCase struct {
 	eng          engine
 	decodeFactor float64 // 0: 1
 	cached       float64 // share of each prompt found in the prefix cache
-	fp4          bool    // the GEMMs run in FP4
-	k            constants
+	// balancedADP: the run turns on the engine's attention-DP balancer
+	// (Workload.BalancedAttentionDP).
+	balancedADP bool
+	fp4         bool // the GEMMs run in FP4
+	k           constants
 }
 
 func (s servingCase) weightBytes() float64 { return s.denseBytes + s.expertBytes }
@@ -320,14 +323,25 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		})
 	}
 	t := prefill + decode + comm + r.passT
-	if spread && lay.DP > 1 && s.k.adpBalance > 0 {
+	if bal := s.adpBalance(); spread && lay.DP > 1 && bal > 0 && bal < 1 {
 		// Attention ranks step together through the experts' all-to-alls:
-		// the busiest rank sets the step (AttentionDPBalance).
-		eff *= s.k.adpBalance
-		r.adpBalance = s.k.adpBalance
+		// the busiest rank sets the step.
+		eff *= bal
+		r.adpBalance = bal
 	}
 	r.tps, r.seqs, r.commShare, r.passShare, r.fits = eff/t/g, seqs, comm/t, r.passT/t, true
 	return r
+}
+
+// adpBalance is the share of its rate an attention data-parallel group
+// whose experts span its ranks keeps: the engine's default (engines.csv
+// adp_balance), or AttentionDPBalance where the run turns the engine's
+// balancer on and that loses less.
+func (s servingCase) adpBalance() float64 {
+	if s.balancedADP && s.k.adpBalance > s.eng.adpBalance {
+		return s.k.adpBalance
+	}
+	return s.eng.adpBalance
 }
 
 // passInputs are what ownPrefillPass needs of servingRate's working.
@@ -417,7 +431,11 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 		note += fmt.Sprintf(" (%s over %s: %.0f%% of each token's time communicating)", l, r.link, 100*r.commShare)
 	}
 	if r.adpBalance > 0 {
-		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f)", l.DP, r.adpBalance)
+		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f", l.DP, r.adpBalance)
+		if !w.BalancedAttentionDP && r.adpBalance < AttentionDPBalance {
+			note += fmt.Sprintf(": %s's balancer is off unless the job sets attention_dp_balance, × %.2f", eng.name, AttentionDPBalance)
+		}
+		note += ")"
 	}
 	if r.passShare > 0 {
 		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)", 100*r.passShare)

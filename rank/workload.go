@@ -84,6 +84,11 @@ type Workload struct {
 	// chats re-send their context): prefill is charged for the rest.
 	SLO               SLO
 	CachedPromptShare float64
+	// BalancedAttentionDP: the run turns on the engine's attention
+	// data-parallel balancer (TensorRT-LLM's attention_dp_config
+	// enable_balance), so a DP × EP group keeps AttentionDPBalance of its
+	// rate instead of the engine's default (engines.csv adp_balance).
+	BalancedAttentionDP bool
 	// GradAccumulation is the micro-batches a training step accumulates
 	// before its optimizer step (data-parallel gradients are reduced once
 	// per step); 0 means 1.

@@ -42,6 +42,7 @@ func runEstimate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	inTokens := fs.Int("input-tokens", 0, "serving: prompt tokens per request (default 1024, with --output-tokens 256)")
 	outTokens := fs.Int("output-tokens", 0, "serving: generated tokens per request")
 	concurrency := fs.Int("concurrency", 0, "serving: requests in flight (default as many as the engine's batch and the KV cache allow)")
+	adpBalance := fs.Bool("attention-dp-balance", false, "serving: the engine's attention data-parallel balancer is on (TensorRT-LLM attention_dp_config.enable_balance)")
 	seqLen := fs.Int("seq-len", 0, "training: sequence length (default 2048)")
 	microBatch := fs.Int("micro-batch", 0, "training: micro-batch per GPU (default 1)")
 	asJSON := fs.Bool("json", false, "print the JSON the POST /v1/estimate endpoint answers")
@@ -55,7 +56,8 @@ func runEstimate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	req := rank.EstimateRequest{Method: *method, Precision: *precision, Card: *card, GPUs: *gpus, Engine: *engine,
-		InputTokens: *inTokens, OutputTokens: *outTokens, Concurrency: *concurrency, SeqLen: *seqLen, MicroBatch: *microBatch}
+		InputTokens: *inTokens, OutputTokens: *outTokens, Concurrency: *concurrency, SeqLen: *seqLen, MicroBatch: *microBatch,
+		AttentionDPBalance: *adpBalance}
 	m := &rank.ModelSpec{Preset: *preset, ParamsB: *paramsB, Layers: *layers, Hidden: *hidden, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim}
 	shape := set["params-b"] || set["layers"] || set["hidden"] || set["heads"] || set["kv-heads"] || set["head-dim"]
 	given := 0

@@ -53,6 +53,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	pct := fs.Float64("percentile", 0, "serving service level: the percentile of requests the targets hold for (50..99.9, default the median)")
 	userTPS := fs.Float64("user-tps", 0, "serving service level: output tokens per second each user sees")
 	cached := fs.Float64("cached-share", 0, "serving: share of each prompt already in the prefix cache, 0..0.99 (prefill is charged for the rest)")
+	adpBalance := fs.Bool("attention-dp-balance", false, "serving: the engine's attention data-parallel balancer is on (TensorRT-LLM attention_dp_config.enable_balance)")
 	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
 	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
 	engine := fs.String("engine", "", "serving engine: "+strings.Join(rank.Engines(), ", ")+" (default vllm)")
@@ -161,6 +162,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["cached-share"] {
 		spec.CachedPromptShare = *cached
+	}
+	if set["attention-dp-balance"] {
+		spec.AttentionDPBalance = *adpBalance
 	}
 	if set["peak-hours"] {
 		spec.PeakHoursPerDay = *peakHours
@@ -286,6 +290,9 @@ func printPlan(w io.Writer, r *rank.PlanResult) {
 	}
 	if j.CachedPromptShare > 0 {
 		fmt.Fprintf(w, ", %.0f%% of each prompt cached", j.CachedPromptShare*100)
+	}
+	if j.AttentionDPBalance {
+		fmt.Fprint(w, ", attention-DP balancer on")
 	}
 	if j.RequireBF16 {
 		fmt.Fprint(w, ", bf16 required")
