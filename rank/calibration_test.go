@@ -183,9 +183,10 @@ func rowJob(m Measurement) (rowSetting, error) {
 	case m.TP > 0:
 		rs.layout = Layout{TP: m.TP, PP: max(m.PP, 1), EP: m.EP}
 	}
-	// A run that states its attention-DP balancer (TensorRT-LLM's
-	// attention_dp_config enable_balance; MLPerf harnesses' adp_balancing_enable).
-	w.BalancedAttentionDP = strings.Contains(m.Notes, "enable_balance") || strings.Contains(m.Notes, "adp_balancing_enable True")
+	// A run whose notes state the attention-DP balancer on (TensorRT-LLM's
+	// attention_dp_config enable_balance; MLPerf harnesses pass their
+	// adp_balancing_enable as it, and their rows' notes say so).
+	w.BalancedAttentionDP = strings.Contains(m.Notes, "attention_dp_config enable_balance")
 	rs.w = w
 	return rs, nil
 }

@@ -349,6 +349,45 @@ func TestServing_AttentionDPWaitsForItsBusiestRank(t *testing.T) {
 	}
 }
 
+// A job that turns TensorRT-LLM's attention-DP balancer on gets
+// AttentionDPBalance (0.90) of the balanced rate instead of the engine's
+// default 0.65 (engines.csv): the same DP 8 × EP 8 estimate is 0.90 / 0.65
+// = 1.3846 times faster. A TP 8 layout has one attention rank and does not
+// move. The job echoes the switch, and a training job refuses it.
+func TestEstimate_AttentionDPBalancer(t *testing.T) {
+	for _, tc := range []struct {
+		lay  Layout
+		want float64
+	}{
+		{Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 0.90 / 0.65},
+		{Layout{TP: 8, PP: 1}, 1},
+	} {
+		lay := tc.lay
+		req := EstimateRequest{Model: &ModelSpec{Preset: "qwen3-30b-a3b"}, Card: "H100-80GB-SXM", Engine: "tensorrt-llm",
+			GPUs: 8, Layout: &lay, InputTokens: 1000, OutputTokens: 1000, Concurrency: 512}
+		off, err := EstimateFor(req, catalog().Card)
+		if err != nil || !off.Fits {
+			t.Fatalf("%v: %v %+v", tc.lay, err, off)
+		}
+		req.AttentionDPBalance = true
+		on, err := EstimateFor(req, catalog().Card)
+		if err != nil || !on.Fits {
+			t.Fatalf("%v balanced: %v %+v", tc.lay, err, on)
+		}
+		if got := on.TokensPerSecond / off.TokensPerSecond; math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%v: balancer on / off = %.4f, want %.4f", tc.lay, got, tc.want)
+		}
+	}
+	job, err := JobSpec{Workload: "serve-7b", AttentionDPBalance: true}.Resolve(WorkloadByName, func(string) bool { return true }, "USD")
+	if err != nil || !job.AttentionDPBalance || !job.Workload.BalancedAttentionDP {
+		t.Errorf("serving job: %v, echoed %v, workload %v", err, job.AttentionDPBalance, job.Workload.BalancedAttentionDP)
+	}
+	if _, err := (JobSpec{Workload: "lora-7b", Tokens: 1e6, AttentionDPBalance: true}).Resolve(WorkloadByName, func(string) bool { return true }, "USD"); err == nil ||
+		!strings.HasPrefix(err.Error(), "attention_dp_balance") {
+		t.Errorf("training job with attention_dp_balance: %v, want an error naming the field", err)
+	}
+}
+
 // A latent-attention layer costs every decode step MLALayerMicros more
 // than a grouped-query one, shared by the step's sequences. By hand:
 // DeepSeek-R1 has 61 layers, all MLA; at one sequence on 8 × B200 (TP 8,

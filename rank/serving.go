@@ -432,7 +432,7 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	}
 	if r.adpBalance > 0 {
 		note += fmt.Sprintf("; every step waits for the busiest of %d attention ranks (× %.2f", l.DP, r.adpBalance)
-		if !w.BalancedAttentionDP && r.adpBalance < AttentionDPBalance {
+		if r.adpBalance < AttentionDPBalance { // the balancer would lose less
 			note += fmt.Sprintf(": %s's balancer is off unless the job sets attention_dp_balance, × %.2f", eng.name, AttentionDPBalance)
 		}
 		note += ")"
