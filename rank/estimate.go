@@ -86,8 +86,8 @@ type constants struct {
 var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, mlaLayerUS: MLALayerMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
-	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 5, MoEKernelTriton: 0},
-	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.76, MoEKernelTriton: 0.24},
+	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 4, MoEKernelTriton: 0},
+	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.80, MoEKernelTriton: 0.24},
 	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
@@ -117,7 +117,7 @@ const (
 	// grouped-query layer. Fitted on the MLA rows of one sequence from 0
 	// (two publishers' fit rows); SGLang's per-op timings on a B200
 	// (aiconfigurator) put the extra ops at 34-36 µs (rank/THROUGHPUT.md).
-	MLALayerMicros = 30
+	MLALayerMicros = 20
 	// FP4Efficiency scales ETA_C where the serving GEMMs run in FP4: FP4
 	// kernels reach less of their (doubled) peak than FP8 kernels of
 	// theirs.
@@ -145,14 +145,14 @@ const (
 	// MoEHalfMB is the expert slice per GPU at which decode's grouped
 	// GEMMs reach half the dense kernels' efficiency (constants.moeHalfMB),
 	// for a kernel family without a value of its own
-	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 5 MB; the
+	// (calibrated.moeHalfByKernel: TensorRT-LLM's CUTLASS MoE 4 MB; the
 	// Triton fused MoE of vLLM and SGLang 0, from its kernel timings).
 	MoEHalfMB = 5
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
-	// MoE 0.76, the Triton fused MoE 0.24), fitted on every MoE row.
-	MoEGEMMEfficiency = 0.72
+	// MoE 0.80, the Triton fused MoE 0.24), fitted on every MoE row.
+	MoEGEMMEfficiency = 0.76
 	// AttentionDPBalance is what an attention data-parallel group whose
 	// experts span its ranks (DP n × EP n) keeps of its throughput with
 	// the engine's balancer on: every step waits for its busiest rank, and
@@ -468,6 +468,7 @@ func servingCaseFor(w Workload, c pricewatch.Card, k constants) (servingCase, Pr
 	s := servingMemoryCase(w)
 	s.peakTFLOPS, s.fp4, s.k = prec.PeakTFLOPS, prec.Name == PrecisionFP4, k
 	s.eng.moeKernel = w.moeKernelOn(s.eng, c)
+	s.expertRead = moeReadRatio(s.eng.moeKernel, w.Precision, c.ID)
 	if prec.WeightOnly || w.weightOnlyQuantized() {
 		s.decodeFactor = s.eng.quantizedFactor
 	}

@@ -388,11 +388,80 @@ func TestEstimate_AttentionDPBalancer(t *testing.T) {
 	}
 }
 
+// NVFP4 experts read slower than FP8 ones in TensorRT-LLM's CUTLASS MoE
+// kernels, by a share that depends on the card (data/moe_read_rates.csv,
+// from the kernels' own timings). A decode step reads its touched experts
+// at moeEff × that share of the dense rate, so the experts' read time
+// grows by 1/share: with the share halved instead (0.5) it grows by 1/0.5
+// − 1 = 1 unit of the FP8-rate read time, with B200's 0.54 by 1/0.54 − 1 =
+// 0.851852 units. Cards without timings, FP8 experts and other families
+// read at 1.
+func TestServing_NVFP4ExpertsReadAtTheirTimedRate(t *testing.T) {
+	for _, tc := range []struct {
+		family, format, card string
+		want                 float64
+	}{
+		{MoEKernelCUTLASS, PrecisionFP4, "B200-180GB-SXM", 0.54},
+		{MoEKernelCUTLASS, PrecisionFP4, "B300-288GB-GB300", 0.71},
+		{MoEKernelCUTLASS, PrecisionFP4, "RTX-PRO-6000-SERVER", 0.90},
+		{MoEKernelCUTLASS, PrecisionFP4, "RTX-PRO-6000-WS", 1}, // no timings of that edition
+		{MoEKernelCUTLASS, PrecisionFP8, "B200-180GB-SXM", 1},
+		{MoEKernelTriton, PrecisionFP4, "B200-180GB-SXM", 1},
+	} {
+		if got := moeReadRatio(tc.family, tc.format, tc.card); got != tc.want {
+			t.Errorf("moeReadRatio(%s, %s, %s) = %v, want %v", tc.family, tc.format, tc.card, got, tc.want)
+		}
+	}
+
+	for key := range moeReadRatios() {
+		if _, ok := catalog().Card(key[2]); !ok {
+			t.Errorf("moe_read_rates.csv %v: no such card in the catalog", key)
+		}
+	}
+
+	c := card(t, "B200-180GB-SXM")
+	w := presetServe(t, "qwen3-30b-a3b", PrecisionFP4)
+	w.Engine, w.MaxSequences, w.Concurrency = EngineTRT, 64, 64
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok || s.eng.moeKernel != MoEKernelCUTLASS || s.expertRead != 0.54 {
+		t.Fatalf("serving case: ok %v, family %q, expert read %v; want cutlass-moe at 0.54", ok, s.eng.moeKernel, s.expertRead)
+	}
+	s.layout = Layout{TP: 1, PP: 1}
+	at := func(share float64) float64 {
+		v := s
+		v.expertRead = share
+		r := servingRate(c, v)
+		if !r.fits || r.seqs != 64 {
+			t.Fatalf("share %v: fits %v at %v sequences, want 64", share, r.fits, r.seqs)
+		}
+		return r.weightsT
+	}
+	fp8Rate, half, timed := at(1), at(0.5), at(0.54)
+	if got := (timed - fp8Rate) / (half - fp8Rate); math.Abs(got-0.851852) > 1e-5 {
+		t.Errorf("the experts' extra read time at 0.54 is %.6f units of the FP8-rate time, want 0.851852", got)
+	}
+
+	// The estimate says so; FP8 experts on the same card carry no such words.
+	for _, tc := range []struct {
+		precision string
+		says      bool
+	}{{PrecisionFP4, true}, {PrecisionFP8, false}} {
+		res, err := EstimateFor(EstimateRequest{Model: &ModelSpec{Preset: "qwen3-30b-a3b"}, Card: "B200-180GB-SXM", Engine: "tensorrt-llm",
+			Precision: tc.precision, InputTokens: 1024, OutputTokens: 1024}, catalog().Card)
+		if err != nil || !res.Fits {
+			t.Fatalf("%s: %v %+v", tc.precision, err, res)
+		}
+		if got := strings.Contains(res.Note, "experts at 0.54 of the cutlass-moe kernels' fp8 read rate on B200-180GB-SXM"); got != tc.says {
+			t.Errorf("%s: note %q; says the timed read rate: %v, want %v", tc.precision, res.Note, got, tc.says)
+		}
+	}
+}
+
 // A latent-attention layer costs every decode step MLALayerMicros more
 // than a grouped-query one, shared by the step's sequences. By hand:
 // DeepSeek-R1 has 61 layers, all MLA; at one sequence on 8 × B200 (TP 8,
-// one stage) a step gains 61 × 30 µs = 1.83 ms, at 16 sequences 1.83 /
-// 16 = 0.114 ms per sequence. Qwen3-235B-A22B (grouped-query attention)
+// one stage) a step gains 61 × 20 µs = 1.22 ms, at 16 sequences 1.22 /
+// 16 = 0.07625 ms per sequence. Qwen3-235B-A22B (grouped-query attention)
 // gains nothing.
 func TestServing_MLALayersCostAFixedTime(t *testing.T) {
 	c := card(t, "B200-180GB-SXM")
@@ -401,8 +470,8 @@ func TestServing_MLALayersCostAFixedTime(t *testing.T) {
 		seqs   int
 		wantMS float64
 	}{
-		{"deepseek-r1", 1, 1.83},
-		{"deepseek-r1", 16, 1.83 / 16},
+		{"deepseek-r1", 1, 1.22},
+		{"deepseek-r1", 16, 1.22 / 16},
 		{"qwen3-235b-a22b", 1, 0},
 	} {
 		w := presetServe(t, tc.preset, "fp8")

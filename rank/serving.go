@@ -31,7 +31,10 @@ type servingCase struct {
 	// (Workload.BalancedAttentionDP).
 	balancedADP bool
 	fp4         bool // the GEMMs run in FP4
-	k           constants
+	// expertRead is the share of the family's FP8 read rate its kernels
+	// reach on this card for the job's expert format (moeReadRatio; 0: 1).
+	expertRead float64
+	k          constants
 }
 
 func (s servingCase) weightBytes() float64 { return s.denseBytes + s.expertBytes }
@@ -188,6 +191,9 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 			slice /= float64(lay.TP)
 		}
 		moeEff = slice / (slice + half)
+	}
+	if s.model.MoE() && s.eng.groupedMoE && s.expertRead > 0 {
+		moeEff *= s.expertRead
 	}
 	// In decode the experts' share of the FLOPs and bytes runs at moeEff
 	// of the dense kernels' rate (a few tokens per expert): count it
@@ -426,6 +432,9 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	}
 	if w.Model.MoE() {
 		note += fmt.Sprintf("; %.3gB of %.4gB parameters active, a decode step reads %.0f%% of the experts", w.Model.ActiveParams()/1e9, w.Model.ParamsB, 100*r.touched)
+		if v := moeReadRatio(eng.moeKernel, w.Precision, c.ID); eng.groupedMoE && v < 1 {
+			note += fmt.Sprintf(" (its %s experts at %.2f of the %s kernels' fp8 read rate on %s: their timings)", w.Precision, v, eng.moeKernel, c.ID)
+		}
 	}
 	if l.GPUs() > 1 {
 		note += fmt.Sprintf(" (%s over %s: %.0f%% of each token's time communicating)", l, r.link, 100*r.commShare)
