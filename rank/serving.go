@@ -73,6 +73,9 @@ type servingResult struct {
 	// adpBalance is the AttentionDPBalance the rate was scaled by (0: an
 	// attention group of one rank, nothing waits).
 	adpBalance float64
+	// expertRead is the share of its FP8 read rate the experts were read
+	// at (servingCase.expertRead; 0: none applied).
+	expertRead float64
 	// stepBytes is the weight bytes read per output token.
 	stepBytes float64
 	// Per output token, seconds of the group: prefill, the decode GEMMs'
@@ -194,6 +197,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 	}
 	if s.model.MoE() && s.eng.groupedMoE && s.expertRead > 0 {
 		moeEff *= s.expertRead
+		r.expertRead = s.expertRead
 	}
 	// In decode the experts' share of the FLOPs and bytes runs at moeEff
 	// of the dense kernels' rate (a few tokens per expert): count it
@@ -432,8 +436,8 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 	}
 	if w.Model.MoE() {
 		note += fmt.Sprintf("; %.3gB of %.4gB parameters active, a decode step reads %.0f%% of the experts", w.Model.ActiveParams()/1e9, w.Model.ParamsB, 100*r.touched)
-		if v := moeReadRatio(eng.moeKernel, w.Precision, c.ID); eng.groupedMoE && v < 1 {
-			note += fmt.Sprintf(" (its %s experts at %.2f of the %s kernels' fp8 read rate on %s: their timings)", w.Precision, v, eng.moeKernel, c.ID)
+		if r.expertRead > 0 && r.expertRead < 1 {
+			note += fmt.Sprintf(" (its %s experts at %.2f of the %s kernels' fp8 read rate on %s: their timings)", w.Precision, r.expertRead, eng.moeKernel, c.ID)
 		}
 	}
 	if l.GPUs() > 1 {
