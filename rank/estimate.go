@@ -87,7 +87,7 @@ var calibrated = constants{
 	etaBW: EtaBW, etaCScale: 1, fp4Eff: FP4Efficiency, layerStepUS: LayerStepMicros, mlaLayerUS: MLALayerMicros, linkEff: LinkEfficiency, ppEff: PipelineEfficiency, adpBalance: AttentionDPBalance,
 	fp8Share: FP8Share, overlap: Overlap, qlora: QLoRAFactor, moeHalfMB: MoEHalfMB, moeGemm: MoEGEMMEfficiency,
 	moeHalfByKernel: map[string]float64{MoEKernelCUTLASS: 4, MoEKernelTriton: 0},
-	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.80, MoEKernelTriton: 0.24},
+	moeGemmByKernel: map[string]float64{MoEKernelCUTLASS: 0.76, MoEKernelTriton: 0.24},
 	moeLayerUS:      map[string]float64{MoEKernelTriton: MoETritonLayerMicros},
 	util: map[string]float64{
 		"ada_dc": 0.484, "amd_cdna2": 0.484, "amd_cdna3": 0.339, "ampere_dc": 0.670, "consumer": 0.544,
@@ -151,8 +151,8 @@ const (
 	// MoEGEMMEfficiency is the routed experts' GEMM efficiency relative to
 	// the dense kernels' (constants.moeGemm) for a kernel family without a
 	// value of its own (calibrated.moeGemmByKernel: TensorRT-LLM's CUTLASS
-	// MoE 0.80, the Triton fused MoE 0.24), fitted on every MoE row.
-	MoEGEMMEfficiency = 0.76
+	// MoE 0.76, the Triton fused MoE 0.24), fitted on every MoE row.
+	MoEGEMMEfficiency = 0.74
 	// AttentionDPBalance is what an attention data-parallel group whose
 	// experts span its ranks (DP n × EP n) keeps of its throughput with
 	// the engine's balancer on: every step waits for its busiest rank, and
@@ -596,7 +596,24 @@ type engine struct {
 	// whose experts span its ranks keeps by default (engines.csv
 	// adp_balance): the busiest rank sets every step.
 	adpBalance float64
+	// epExchange is how the engine moves tokens between attention
+	// data-parallel ranks whose experts span the group (engines.csv
+	// ep_exchange); epQuantizedDispatch: it sends them in the GEMMs'
+	// input format (engines.csv ep_dispatch).
+	epExchange          string
+	epQuantizedDispatch bool
 }
+
+// Token exchanges of expert parallelism (data/engines.csv ep_exchange).
+const (
+	exchangeGather = "gather"
+	exchangeA2A    = "all-to-all"
+	// exchangeGatherNVL gathers, and runs an all-to-all where the NVLink
+	// domain spans nodes and EP exceeds the experts per token
+	// (TensorRT-LLM's enable_alltoall).
+	exchangeGatherNVL = "gather-nvl-all-to-all"
+	exchangeNone      = "none"
+)
 
 // Engine memory bases (data/engines.csv memory_basis).
 const (
@@ -617,14 +634,17 @@ var engines = sync.OnceValue(func() map[string]engine {
 	for _, r := range readTable(enginesCSV) {
 		if r[5] != basisTotal && r[5] != basisFree || r[6] != "paged" && r[6] != "whole" || r[8] != "yes" && r[8] != "no" ||
 			r[11] != "own" && r[11] != "mixed" || r[11] == "own" && tableNum(r[12]) <= 0 || r[13] == "" ||
-			!(tableNum(r[14]) > 0 && tableNum(r[14]) <= 1) || r[15] == "" {
-			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q, prefill_pass %q, prefill_tokens %q, prefill_source %q, adp_balance %q, adp_balance_source %q",
-				r[0], r[5], r[6], r[8], r[11], r[12], r[13], r[14], r[15]))
+			!(tableNum(r[14]) > 0 && tableNum(r[14]) <= 1) || r[15] == "" ||
+			!slices.Contains([]string{exchangeGather, exchangeA2A, exchangeGatherNVL, exchangeNone}, r[16]) ||
+			r[17] != "16-bit" && r[17] != "quantized" || r[18] == "" {
+			panic(fmt.Sprintf("rank: engines.csv %s: memory_basis %q, kv_reserve %q, moe_grouped_gemm %q, prefill_pass %q, prefill_tokens %q, prefill_source %q, adp_balance %q, adp_balance_source %q, ep_exchange %q, ep_dispatch %q, ep_exchange_source %q",
+				r[0], r[5], r[6], r[8], r[11], r[12], r[13], r[14], r[15], r[16], r[17], r[18]))
 		}
 		m[r[0]] = engine{name: r[0], maxSequences: tableNum(r[1]), bandwidthCapGBs: tableNum(r[2]),
 			quantizedFactor: tableNum(r[3]), memoryUtil: tableNum(r[4]), memoryBasis: r[5],
 			pagedKV: r[6] == "paged", reserveGiB: tableNum(r[7]), groupedMoE: r[8] == "yes", moeKernel: r[9],
-			prefillOwnPass: r[11] == "own", prefillTokens: tableNum(r[12]), adpBalance: tableNum(r[14])}
+			prefillOwnPass: r[11] == "own", prefillTokens: tableNum(r[12]), adpBalance: tableNum(r[14]),
+			epExchange: r[16], epQuantizedDispatch: r[17] == "quantized"}
 	}
 	return m
 })

@@ -120,6 +120,24 @@ func (m Model) TouchedShare(b float64) float64 {
 	return 1 - math.Pow(1-m.routedShare(), math.Max(b, 1))
 }
 
+// RanksReached is how many of the other n − 1 ranks of an expert-parallel
+// group a token's experts lie on, on average, with the routed experts
+// spread evenly over the n ranks (E/n each): (n − 1) × the chance that
+// one rank holds at least one of its k, 1 − C(E − E/n, k) / C(E, k). An
+// all-to-all sends a token once to each such rank, however many of its
+// experts the rank holds: about k (n − 1)/n while k ≪ n, at most n − 1.
+func (m Model) RanksReached(n int) float64 {
+	if !m.MoE() || n <= 1 {
+		return 0
+	}
+	e, k := float64(m.Experts), m.ExpertsPerToken
+	none := 1.0 // chance that one rank holds none of the token's experts
+	for i := 0; i < k; i++ {
+		none *= math.Max(0, e-e/float64(n)-float64(i)) / (e - float64(i))
+	}
+	return float64(n-1) * (1 - none)
+}
+
 // WeightBytes splits the weights at bytesPerWeight (the job's format)
 // into the dense part (attention, embeddings, dense and shared MLPs,
 // routers) and the routed experts. A checkpoint that

@@ -135,8 +135,11 @@ type servingResult struct {
 //	tensor parallel: 2 all-reduces per dense layer, per MoE layer 1 (the
 //	  attention's) with experts spread (EP > 1), else 2; of the replica's
 //	  step tokens (1 + ISL/OSL per sequence) × hidden × 2 bytes
-//	expert parallel: 2 all-to-alls per MoE layer (dispatch and combine)
-//	  of each GPU's tokens × k × hidden × 2 bytes
+//	expert parallel with attention data parallel: per MoE layer the
+//	  tokens go out to the ranks holding their experts and come back
+//	  (expertExchangeSeconds: a gather reaches all n − 1 other ranks, an
+//	  all-to-all the RanksReached ones); with attention tensor parallel
+//	  the experts' outputs are all-reduced as a dense layer's
 //	pipeline: one hand-off of the replica's step activations per stage
 //
 // shared by the step's B/PP output tokens. read is ETA_BW × the card's
@@ -292,19 +295,18 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 			return r
 		}
 		perLayer := 2 * layers
-		if lay.EP > 1 {
-			perLayer -= moeLayers // the experts' all-reduce becomes the all-to-alls
+		if exchanges(s.eng, lay) {
+			perLayer -= moeLayers // the experts' all-reduce becomes the token exchange
 		}
 		comm += perLayer / pp * t
 		r.link = link
 	}
-	if lay.EP > 1 {
-		perGPU := stageSeqs * (1 + fresh/osl) / float64(lay.EP) * float64(s.model.ExpertsPerToken) * hidden * ActivationBytes
-		t, link, ok := collectiveSeconds(c, lay.EP, perGPU, gatherFactor, s.k)
+	if exchanges(s.eng, lay) {
+		t, link, ok := expertExchangeSeconds(c, s, lay, stageSeqs*(1+fresh/osl)/float64(lay.EP))
 		if !ok {
 			return r
 		}
-		comm += 2 * moeLayers / pp * t
+		comm += moeLayers / pp * t
 		if r.link == "" {
 			r.link = link
 		}
@@ -454,4 +456,61 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)", 100*r.passShare)
 	}
 	return note + "; output tokens"
+}
+
+// exchanges: the layout moves tokens between attention data-parallel
+// ranks for their experts. With attention tensor parallel (DP 1) every
+// rank holds every token already: the experts' outputs are all-reduced
+// as a dense layer's, and nothing else moves.
+func exchanges(e engine, lay Layout) bool {
+	return lay.EP > 1 && lay.DP > 1 && e.epExchange != exchangeNone
+}
+
+// FP4ActivationBytes is one NVFP4 activation value: 4 bits and an 8-bit
+// scale per 16 values (TensorRT-LLM's fp4_quantize before the gather).
+const FP4ActivationBytes = 0.5 + 1.0/16
+
+// expertExchangeSeconds is one MoE layer's token exchange among the EP
+// ranks of an attention data-parallel group, each holding tokens of its
+// own: out to the ranks that hold their experts (dispatch) and back
+// (combine), per engines.csv ep_exchange. A gather (all-gather, then
+// reduce-scatter) brings every rank all n − 1 others' tokens, whatever
+// their routing; an all-to-all sends a token once to each rank holding
+// one of its experts (Model.RanksReached): fewer than the k copies a
+// per-expert count gives once k nears n. The dispatch travels in the
+// GEMMs' input format where the engine quantizes first (FP4 here); the
+// combine in 16 bits.
+func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensPerGPU float64) (float64, string, bool) {
+	n := lay.EP
+	// Copies of a token that leave its rank, as collectiveSeconds's
+	// (n − 1)/n share of a per-GPU buffer of tokens × copies × n/(n − 1).
+	copies := float64(n - 1)
+	if allToAll(s.eng, c, s.model, n) {
+		copies = s.model.RanksReached(n)
+	}
+	buf := tokensPerGPU * copies * float64(n) / float64(n-1) * float64(s.model.Hidden)
+	dispatchBytes := float64(ActivationBytes)
+	if s.eng.epQuantizedDispatch && s.fp4 {
+		dispatchBytes = FP4ActivationBytes
+	}
+	out, link, ok := collectiveSeconds(c, n, buf*dispatchBytes, gatherFactor, s.k)
+	if !ok {
+		return 0, "", false
+	}
+	back, _, _ := collectiveSeconds(c, n, buf*ActivationBytes, gatherFactor, s.k)
+	return out + back, link, true
+}
+
+// allToAll: the engine exchanges tokens by all-to-all on this group, not
+// by gather (engines.csv ep_exchange; TensorRT-LLM only over an NVLink
+// domain that spans nodes, with EP above the experts per token).
+func allToAll(e engine, c pricewatch.Card, m Model, n int) bool {
+	switch e.epExchange {
+	case exchangeA2A:
+		return true
+	case exchangeGatherNVL:
+		l, ok := c.LinkFor(n)
+		return ok && l.DomainGPUs > 8 && n > m.ExpertsPerToken
+	}
+	return false
 }

@@ -1,0 +1,121 @@
+package rank
+
+import (
+	"math"
+	"testing"
+)
+
+// A token's k experts, spread evenly over n ranks (E/n each), lie on
+// (n − 1) × (1 − C(E − E/n, k) / C(E, k)) of the other ranks on average.
+// Worked by hand from the presets' counts:
+//   - Qwen3-30B-A3B (E 128, k 8) over 2 ranks: none on the other rank with
+//     chance (64·63·62·61·60·59·58·57)/(128·127·126·125·124·123·122·121)
+//     = 0.0030959, so 1 × 0.9969041 = 0.99690 (a per-expert count says
+//     k (n − 1)/n = 4);
+//   - the same over 8 ranks: (112·111·…·105)/(128·127·…·121) = 0.3325804,
+//     7 × 0.6674196 = 4.67194 (per expert: 7);
+//   - DeepSeek-V3 (E 256, k 8) over 8: (224·…·217)/(256·…·249) = 0.3381685,
+//     7 × 0.6618315 = 4.63282;
+//   - Llama 4 Maverick (E 128, k 1) over 8: 7 × 16/128 = 0.875, the
+//     per-expert count itself (one expert cannot land twice);
+//   - one rank, or a dense model: 0.
+func TestModel_RanksReached(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		n      int
+		want   float64
+	}{
+		{"qwen3-30b-a3b", 2, 0.99690},
+		{"qwen3-30b-a3b", 8, 4.67194},
+		{"deepseek-v3", 8, 4.63282},
+		{"llama4-maverick-17b-128e", 8, 0.875},
+		{"qwen3-30b-a3b", 1, 0},
+		{"llama3.1-8b", 8, 0},
+	} {
+		m, ok := Presets()[tc.preset]
+		if !ok {
+			t.Fatalf("no preset %s", tc.preset)
+		}
+		if got := m.RanksReached(tc.n); math.Abs(got-tc.want) > 5e-5 {
+			t.Errorf("%s over %d ranks: %.5f other ranks reached, want %.5f", tc.preset, tc.n, got, tc.want)
+		}
+	}
+}
+
+// One MoE layer's token exchange among attention data-parallel ranks, 100
+// tokens on each, Qwen3-30B-A3B (hidden 2048), links at the calibrated
+// efficiency 0.55 (links.csv rates per direction):
+//   - vLLM on 8 × H100 (NVLink 4: 450 × 0.55 = 247.5 GB/s, 8 µs) gathers:
+//     each way 8 µs + 100 × 7 × 2048 × 2 B / 247.5 GB/s = 8 + 11.5846 =
+//     19.5846 µs, 39.1693 µs out and back;
+//   - TensorRT-LLM on 8 × B200 (NVLink 5: 495 GB/s, 8 µs) with NVFP4 GEMMs
+//     gathers the quantized tokens (0.5625 B a value) and reduce-scatters
+//     16-bit outputs: 8 + 100 × 7 × 2048 × 0.5625 / 495e9 = 9.6291 µs out,
+//     8 + 100 × 7 × 2048 × 2 / 495e9 = 13.7923 µs back, 23.4214 µs;
+//   - TensorRT-LLM on 16 GB200 of an NVL72 rack (495 GB/s, 10 µs) with
+//     16-bit GEMMs: EP 16 > k 8 over a domain wider than a node, so an
+//     all-to-all to the 6.184231 ranks reached (RanksReached over 16:
+//     15 × (1 − Π(120 − i)/(128 − i)) = 15 × (1 − 0.5877179)): each way
+//     10 + 100 × 6.184231 × 2048 × 2 / 495e9 = 15.1173 µs, 30.2346 µs;
+//   - the same on 8 GB200 (EP 8 = k) gathers: 2 × (10 + 100 × 7 × 4096 /
+//     495e9) = 31.5846 µs.
+func TestServing_ExpertExchangeAsTheEngineRunsIt(t *testing.T) {
+	if calibrated.linkEff != 0.55 {
+		t.Fatalf("link efficiency %.2f: the worked figures assume 0.55", calibrated.linkEff)
+	}
+	for _, tc := range []struct {
+		name, card, engine, precision string
+		ep                            int
+		wantUS                        float64
+	}{
+		{"vLLM, 8 × H100", "H100-80GB-SXM", EngineVLLM, "fp8", 8, 39.1693},
+		{"TensorRT-LLM, 8 × B200, FP4", "B200-180GB-SXM", EngineTRT, "fp4", 8, 23.4214},
+		{"TensorRT-LLM, 16 × GB200", "B200-186GB-GB200", EngineTRT, "bf16", 16, 30.2346},
+		{"TensorRT-LLM, 8 × GB200", "B200-186GB-GB200", EngineTRT, "bf16", 8, 31.5846},
+	} {
+		c := card(t, tc.card)
+		w := presetServe(t, "qwen3-30b-a3b", tc.precision)
+		w.Engine = tc.engine
+		s, _, ok := servingCaseFor(w, c, calibrated)
+		if !ok {
+			t.Fatalf("%s: no serving case", tc.name)
+		}
+		lay := Layout{TP: 1, PP: 1, DP: tc.ep, EP: tc.ep}
+		got, _, ok := expertExchangeSeconds(c, s, lay, 100)
+		if !ok || math.Abs(got*1e6-tc.wantUS) > 1e-3 {
+			t.Errorf("%s: exchange %.4f µs a layer (ok %v), want %.4f", tc.name, got*1e6, ok, tc.wantUS)
+		}
+	}
+}
+
+// With attention tensor parallel every rank holds every token: experts
+// spread over the ranks change what each reads, not what crosses the
+// link, which is the all-reduce of the layer's output as in a dense
+// layer. TP 8 × EP 8 and TP 8 price the same communication; DP 8 × EP 8
+// exchanges tokens instead, and llama.cpp (no expert parallelism) never.
+func TestServing_TensorParallelExpertsAllReduce(t *testing.T) {
+	c := card(t, "H100-80GB-SXM")
+	w := presetServe(t, "qwen3-30b-a3b", "fp8")
+	w.MaxSequences, w.Concurrency = 64, 64
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok {
+		t.Fatal("no serving case")
+	}
+	comm := func(l Layout) float64 {
+		s.layout = l
+		r := servingRate(c, s)
+		if !r.fits {
+			t.Fatalf("%v does not fit", l)
+		}
+		return r.commT
+	}
+	if a, b := comm(Layout{TP: 8, PP: 1, EP: 8}), comm(Layout{TP: 8, PP: 1}); math.Abs(a-b) > 1e-15 {
+		t.Errorf("TP 8 × EP 8 communicates %.3g s a token, TP 8 %.3g: want the same all-reduces", a, b)
+	}
+	if !exchanges(s.eng, Layout{TP: 1, PP: 1, DP: 8, EP: 8}) || exchanges(s.eng, Layout{TP: 8, PP: 1, EP: 8}) {
+		t.Error("vLLM: DP 8 × EP 8 should exchange tokens and TP 8 × EP 8 not")
+	}
+	if exchanges(engineFor(EngineLlamaCpp), Layout{TP: 1, PP: 1, DP: 8, EP: 8}) {
+		t.Error("llama.cpp runs no expert parallelism, yet exchanges tokens")
+	}
+}
