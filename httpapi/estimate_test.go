@@ -72,6 +72,8 @@ func TestEstimate_BadInputNamesTheField(t *testing.T) {
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","engine":"nope"}`, "engine: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","method":"full","attention_dp_balance":true}`, "attention_dp_balance: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM","attention_dp_balance":"yes"}`, "attention_dp_balance: "},
+		{`{"model":{"preset":"qwen3-30b-a3b"},"card":"H100-80GB-SXM","method":"full","expert_all_to_all":true}`, "expert_all_to_all: "},
+		{`{"model":{"preset":"qwen3-30b-a3b"},"card":"H100-80GB-SXM","expert_all_to_all":1}`, "expert_all_to_all: "},
 		{`{"model":{"config":{"architectures":["NoSuchForCausalLM"]}},"card":"H100-80GB-SXM"}`, "model.config.architectures: "},
 		{`{"model":{"preset":"llama3-8b"},"card":"H100-80GB-SXM"} {}`, "trailing data"},
 		{``, "empty body"},

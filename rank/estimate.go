@@ -486,7 +486,7 @@ func servingMemoryCase(w Workload) servingCase {
 	return servingCase{
 		model: w.Model, denseBytes: dense, expertBytes: experts, kvBPV: ServingKVBytes(w),
 		isl: w.InputTokens, osl: w.OutputTokens, maxSeqs: w.maxSequences(), minSeqs: max(w.Concurrency, 1),
-		groupSeqs: float64(w.Concurrency), eng: engineFor(w.Engine), cached: w.CachedPromptShare, balancedADP: w.BalancedAttentionDP,
+		groupSeqs: float64(w.Concurrency), eng: engineFor(w.Engine), cached: w.CachedPromptShare, balancedADP: w.BalancedAttentionDP, expertA2A: w.ExpertAllToAll,
 	}
 }
 

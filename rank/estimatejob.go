@@ -31,6 +31,9 @@ type EstimateRequest struct {
 	// AttentionDPBalance: the engine's attention data-parallel balancer is
 	// on (TensorRT-LLM's attention_dp_config enable_balance).
 	AttentionDPBalance bool `json:"attention_dp_balance,omitempty"`
+	// ExpertAllToAll: expert-parallel tokens move by all-to-all (DeepEP,
+	// pplx, TensorRT-LLM's MNNVL kernels), not the engine's default gather.
+	ExpertAllToAll bool `json:"expert_all_to_all,omitempty"`
 	// Training: sequence length and micro-batch per GPU.
 	SeqLen     int `json:"seq_len,omitempty"`
 	MicroBatch int `json:"micro_batch,omitempty"`
@@ -133,6 +136,7 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 		}
 		spec.Context, spec.OutputTokens, spec.Concurrency = in+out, out, req.Concurrency
 		spec.SLO, spec.CachedPromptShare, spec.AttentionDPBalance = req.SLO, req.CachedPromptShare, req.AttentionDPBalance
+		spec.ExpertAllToAll = req.ExpertAllToAll
 		if req.SeqLen != 0 || req.MicroBatch != 0 {
 			return res, invalid("seq_len", "for training; serving takes input_tokens and output_tokens")
 		}
@@ -142,6 +146,9 @@ func EstimateFor(req EstimateRequest, cardByID func(string) (pricewatch.Card, bo
 		}
 		if req.AttentionDPBalance {
 			return res, invalid("attention_dp_balance", "for serving; a training estimate has no attention data parallelism")
+		}
+		if req.ExpertAllToAll {
+			return res, invalid("expert_all_to_all", "for serving; training's expert all-to-alls are priced per chosen expert")
 		}
 		if req.Layout != nil {
 			return res, invalid("layout", "for serving; a training estimate is FSDP or data parallel over gpus")

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -117,5 +118,50 @@ func TestServing_TensorParallelExpertsAllReduce(t *testing.T) {
 	}
 	if exchanges(engineFor(EngineLlamaCpp), Layout{TP: 1, PP: 1, DP: 8, EP: 8}) {
 		t.Error("llama.cpp runs no expert parallelism, yet exchanges tokens")
+	}
+}
+
+// A run that turns on an all-to-all backend (DeepEP, pplx) says so with
+// expert_all_to_all: vLLM's DP 8 × EP 8 on H100 then sends each token to
+// the 4.67194 ranks its experts reach (TestModel_RanksReached), not all
+// 7: each way 8 µs + 100 × 4.67194 × 2048 × 2 B / 247.5 GB/s = 15.7318 µs,
+// 31.4636 µs a layer against the gather's 39.1693. Through EstimateFor the
+// same job is faster with it, a serving job echoes the switch, and a training job
+// refuses it, naming the field.
+func TestServing_ExpertAllToAllOnRequest(t *testing.T) {
+	c := card(t, "H100-80GB-SXM")
+	w := presetServe(t, "qwen3-30b-a3b", "fp8")
+	w.ExpertAllToAll = true
+	s, _, ok := servingCaseFor(w, c, calibrated)
+	if !ok {
+		t.Fatal("no serving case")
+	}
+	got, _, ok := expertExchangeSeconds(c, s, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 100)
+	if !ok || math.Abs(got*1e6-31.4636) > 1e-3 {
+		t.Errorf("all-to-all exchange %.4f µs a layer (ok %v), want 31.4636", got*1e6, ok)
+	}
+
+	lay := Layout{TP: 1, PP: 1, DP: 8, EP: 8}
+	req := EstimateRequest{Model: &ModelSpec{Preset: "qwen3-30b-a3b"}, Card: "H100-80GB-SXM", Precision: "fp8",
+		GPUs: 8, Layout: &lay, InputTokens: 1000, OutputTokens: 1000, Concurrency: 512}
+	gather, err := EstimateFor(req, catalog().Card)
+	if err != nil || !gather.Fits {
+		t.Fatalf("gather: %v %+v", err, gather)
+	}
+	req.ExpertAllToAll = true
+	a2a, err := EstimateFor(req, catalog().Card)
+	if err != nil || !a2a.Fits {
+		t.Fatalf("all-to-all: %v %+v", err, a2a)
+	}
+	if a2a.TokensPerSecond <= gather.TokensPerSecond {
+		t.Errorf("all-to-all %.0f tokens/s, gather %.0f: fewer copies should be faster", a2a.TokensPerSecond, gather.TokensPerSecond)
+	}
+	job, err := JobSpec{Workload: "serve-7b", ExpertAllToAll: true}.Resolve(WorkloadByName, func(string) bool { return true }, "USD")
+	if err != nil || !job.ExpertAllToAll || !job.Workload.ExpertAllToAll {
+		t.Errorf("serving job: %v, echoed %v, workload %v", err, job.ExpertAllToAll, job.Workload.ExpertAllToAll)
+	}
+	if _, err := (JobSpec{Workload: "lora-7b", Tokens: 1e6, ExpertAllToAll: true}).Resolve(WorkloadByName, func(string) bool { return true }, "USD"); err == nil ||
+		!strings.HasPrefix(err.Error(), "expert_all_to_all") {
+		t.Errorf("training job with expert_all_to_all: %v, want an error naming the field", err)
 	}
 }

@@ -97,6 +97,10 @@ type JobSpec struct {
 	// attention data-parallel balancer (TensorRT-LLM's
 	// attention_dp_config enable_balance); default the engine's default.
 	AttentionDPBalance bool `json:"attention_dp_balance,omitempty"`
+	// ExpertAllToAll: a serving run moves expert-parallel tokens by
+	// all-to-all (DeepEP, pplx, TensorRT-LLM's MNNVL kernels), not the
+	// engine's default gather (engines.csv ep_exchange).
+	ExpertAllToAll bool `json:"expert_all_to_all,omitempty"`
 	// CheckpointWriteSeconds is how long one checkpoint takes to write
 	// (default: the training state at DefaultCheckpointWriteGBs); spot
 	// options checkpoint at the interval that minimizes expected cost.
@@ -172,6 +176,7 @@ type Job struct {
 	SLO                *SLO    `json:"slo,omitempty"`
 	CachedPromptShare  float64 `json:"cached_prompt_share,omitempty"`
 	AttentionDPBalance bool    `json:"attention_dp_balance,omitempty"`
+	ExpertAllToAll     bool    `json:"expert_all_to_all,omitempty"`
 	// CheckpointWriteSeconds is resolved: the spec's, else the training
 	// state (CheckpointBytes) at DefaultCheckpointWriteGBs.
 	CheckpointWriteSeconds float64           `json:"checkpoint_write_seconds,omitempty"`
@@ -373,6 +378,12 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 		w.BalancedAttentionDP = true
 	}
+	if s.ExpertAllToAll {
+		if w.Method != MethodServe {
+			return job, invalid("expert_all_to_all", "only for method serve")
+		}
+		w.ExpertAllToAll = true
+	}
 	if s.RequestRate != 0 {
 		if w.Method != MethodServe {
 			return job, invalid("request_rate", "only for method serve")
@@ -519,6 +530,7 @@ func (s JobSpec) Resolve(base func(string) (Workload, bool), currencyKnown func(
 		}
 		job.CachedPromptShare = w.CachedPromptShare
 		job.AttentionDPBalance = w.BalancedAttentionDP
+		job.ExpertAllToAll = w.ExpertAllToAll
 	}
 	if w == orig && s.Workload != "" {
 		job.FromWorkload = s.Workload

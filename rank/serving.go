@@ -30,7 +30,10 @@ type servingCase struct {
 	// balancedADP: the run turns on the engine's attention-DP balancer
 	// (Workload.BalancedAttentionDP).
 	balancedADP bool
-	fp4         bool // the GEMMs run in FP4
+	// expertA2A: the run moves expert-parallel tokens by all-to-all
+	// (Workload.ExpertAllToAll), whatever the engine's default.
+	expertA2A bool
+	fp4       bool // the GEMMs run in FP4
 	// expertRead is the share of the family's FP8 read rate its kernels
 	// reach on this card for the job's expert format (moeReadRatio; 0: 1).
 	expertRead float64
@@ -485,7 +488,7 @@ func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensP
 	// Copies of a token that leave its rank, as collectiveSeconds's
 	// (n − 1)/n share of a per-GPU buffer of tokens × copies × n/(n − 1).
 	copies := float64(n - 1)
-	if allToAll(s.eng, c, s.model, n) {
+	if s.expertA2A || allToAll(s.eng, c, s.model, n) {
 		copies = s.model.RanksReached(n)
 	}
 	buf := tokensPerGPU * copies * float64(n) / float64(n-1) * float64(s.model.Hidden)

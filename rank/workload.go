@@ -89,6 +89,11 @@ type Workload struct {
 	// enable_balance), so a DP × EP group keeps AttentionDPBalance of its
 	// rate instead of the engine's default (engines.csv adp_balance).
 	BalancedAttentionDP bool
+	// ExpertAllToAll: the run moves expert-parallel tokens by all-to-all
+	// (DeepEP, pplx, TensorRT-LLM's MNNVL kernels) instead of the engine's
+	// default (engines.csv ep_exchange): each token reaches only the ranks
+	// that hold its experts (Model.RanksReached).
+	ExpertAllToAll bool
 	// GradAccumulation is the micro-batches a training step accumulates
 	// before its optimizer step (data-parallel gradients are reduced once
 	// per step); 0 means 1.

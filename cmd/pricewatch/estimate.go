@@ -43,6 +43,7 @@ func runEstimate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	outTokens := fs.Int("output-tokens", 0, "serving: generated tokens per request")
 	concurrency := fs.Int("concurrency", 0, "serving: requests in flight (default as many as the engine's batch and the KV cache allow)")
 	adpBalance := fs.Bool("attention-dp-balance", false, "serving: the engine's attention data-parallel balancer is on (TensorRT-LLM attention_dp_config.enable_balance)")
+	expertA2A := fs.Bool("expert-all-to-all", false, "serving: expert-parallel tokens move by all-to-all (DeepEP, pplx, TensorRT-LLM MNNVL), not the engine's default gather")
 	seqLen := fs.Int("seq-len", 0, "training: sequence length (default 2048)")
 	microBatch := fs.Int("micro-batch", 0, "training: micro-batch per GPU (default 1)")
 	asJSON := fs.Bool("json", false, "print the JSON the POST /v1/estimate endpoint answers")
@@ -57,7 +58,7 @@ func runEstimate(_ context.Context, args []string, stdout, stderr io.Writer) err
 
 	req := rank.EstimateRequest{Method: *method, Precision: *precision, Card: *card, GPUs: *gpus, Engine: *engine,
 		InputTokens: *inTokens, OutputTokens: *outTokens, Concurrency: *concurrency, SeqLen: *seqLen, MicroBatch: *microBatch,
-		AttentionDPBalance: *adpBalance}
+		AttentionDPBalance: *adpBalance, ExpertAllToAll: *expertA2A}
 	m := &rank.ModelSpec{Preset: *preset, ParamsB: *paramsB, Layers: *layers, Hidden: *hidden, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim}
 	shape := set["params-b"] || set["layers"] || set["hidden"] || set["heads"] || set["kv-heads"] || set["head-dim"]
 	given := 0

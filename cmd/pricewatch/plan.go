@@ -54,6 +54,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	userTPS := fs.Float64("user-tps", 0, "serving service level: output tokens per second each user sees")
 	cached := fs.Float64("cached-share", 0, "serving: share of each prompt already in the prefix cache, 0..0.99 (prefill is charged for the rest)")
 	adpBalance := fs.Bool("attention-dp-balance", false, "serving: the engine's attention data-parallel balancer is on (TensorRT-LLM attention_dp_config.enable_balance)")
+	expertA2A := fs.Bool("expert-all-to-all", false, "serving: expert-parallel tokens move by all-to-all (DeepEP, pplx, TensorRT-LLM MNNVL), not the engine's default gather")
 	util := fs.Float64("utilization", 0, "committed modes: share of the period left after the job used for other work, 0..1 (shown as a credit, not deducted)")
 	requireBF16 := fs.Bool("require-bf16", false, "leave out cards without bf16 (V100, T4) instead of training them in fp16")
 	engine := fs.String("engine", "", "serving engine: "+strings.Join(rank.Engines(), ", ")+" (default vllm)")
@@ -165,6 +166,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if set["attention-dp-balance"] {
 		spec.AttentionDPBalance = *adpBalance
+	}
+	if set["expert-all-to-all"] {
+		spec.ExpertAllToAll = *expertA2A
 	}
 	if set["peak-hours"] {
 		spec.PeakHoursPerDay = *peakHours
