@@ -126,7 +126,7 @@ func TestServing_TensorParallelExpertsAllReduce(t *testing.T) {
 // the 4.67194 ranks its experts reach (TestModel_RanksReached), not all
 // 7: each way 8 µs + 100 × 4.67194 × 2048 × 2 B / 247.5 GB/s = 15.7318 µs,
 // 31.4636 µs a layer against the gather's 39.1693. Through EstimateFor the
-// same job is faster with it, a serving job echoes the switch, and a training job
+// same job is faster with it, each note says how the tokens move, a serving job echoes the switch, and a training job
 // refuses it, naming the field.
 func TestServing_ExpertAllToAllOnRequest(t *testing.T) {
 	c := card(t, "H100-80GB-SXM")
@@ -152,6 +152,9 @@ func TestServing_ExpertAllToAllOnRequest(t *testing.T) {
 	a2a, err := EstimateFor(req, catalog().Card)
 	if err != nil || !a2a.Fits {
 		t.Fatalf("all-to-all: %v %+v", err, a2a)
+	}
+	if !strings.Contains(gather.Note, "all-gathers the tokens of its 8 ranks") || !strings.Contains(a2a.Note, "by all-to-all to the 4.7 of 7 other ranks") {
+		t.Errorf("the notes do not say how the tokens move:\n%s\n%s", gather.Note, a2a.Note)
 	}
 	if a2a.TokensPerSecond <= gather.TokensPerSecond {
 		t.Errorf("all-to-all %.0f tokens/s, gather %.0f: fewer copies should be faster", a2a.TokensPerSecond, gather.TokensPerSecond)

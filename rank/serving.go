@@ -91,9 +91,14 @@ type servingResult struct {
 	// their FLOPs (engines.csv prefill_pass "own"), per output token;
 	// passShare its share of a token's time.
 	passT, passShare float64
-	link             string
-	mem              servingMemory
-	fits             bool
+	// exchangeCopies is how many other ranks each token of a MoE layer
+	// reaches in the experts' token exchange (0: none), exchangeA2A
+	// whether by all-to-all rather than a gather.
+	exchangeCopies float64
+	exchangeA2A    bool
+	link           string
+	mem            servingMemory
+	fits           bool
 	// sloWhy says why no concurrency meets the job's service level.
 	sloWhy string
 }
@@ -313,6 +318,7 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		if r.link == "" {
 			r.link = link
 		}
+		r.exchangeCopies, r.exchangeA2A = exchangeCopies(c, s, lay.EP)
 	}
 	eff := 1.0
 	if lay.PP > 1 {
@@ -455,6 +461,12 @@ func servingNote(eng engine, prec Precision, c pricewatch.Card, l Layout, r serv
 		}
 		note += ")"
 	}
+	switch {
+	case r.exchangeCopies > 0 && r.exchangeA2A:
+		note += fmt.Sprintf("; each MoE layer sends a token by all-to-all to the %.1f of %d other ranks holding its experts, and back", r.exchangeCopies, l.EP-1)
+	case r.exchangeCopies > 0:
+		note += fmt.Sprintf("; each MoE layer all-gathers the tokens of its %d ranks and reduce-scatters the outputs (%s's default; expert_all_to_all for an all-to-all backend)", l.EP, eng.name)
+	}
 	if r.passShare > 0 {
 		note += fmt.Sprintf("; prompts run in passes of their own, which the running sequences wait for (%.0f%% of each token's time)", 100*r.passShare)
 	}
@@ -485,12 +497,9 @@ const FP4ActivationBytes = 0.5 + 1.0/16
 // combine in 16 bits.
 func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensPerGPU float64) (float64, string, bool) {
 	n := lay.EP
-	// Copies of a token that leave its rank, as collectiveSeconds's
+	// The copies of a token that leave its rank, as collectiveSeconds's
 	// (n − 1)/n share of a per-GPU buffer of tokens × copies × n/(n − 1).
-	copies := float64(n - 1)
-	if s.expertA2A || allToAll(s.eng, c, s.model, n) {
-		copies = s.model.RanksReached(n)
-	}
+	copies, _ := exchangeCopies(c, s, n)
 	buf := tokensPerGPU * copies * float64(n) / float64(n-1) * float64(s.model.Hidden)
 	dispatchBytes := float64(ActivationBytes)
 	if s.eng.epQuantizedDispatch && s.fp4 {
@@ -502,6 +511,17 @@ func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensP
 	}
 	back, _, _ := collectiveSeconds(c, n, buf*ActivationBytes, gatherFactor, s.k)
 	return out + back, link, true
+}
+
+// exchangeCopies is how many of the other n − 1 ranks a token reaches in
+// the experts' token exchange, and whether by all-to-all: a gather
+// reaches all of them, an all-to-all (the engine's on this group, or the
+// job's expert_all_to_all) those holding its experts.
+func exchangeCopies(c pricewatch.Card, s servingCase, n int) (float64, bool) {
+	if s.expertA2A || allToAll(s.eng, c, s.model, n) {
+		return s.model.RanksReached(n), true
+	}
+	return float64(n - 1), false
 }
 
 // allToAll: the engine exchanges tokens by all-to-all on this group, not
