@@ -94,8 +94,8 @@ var calibrated = constants{
 		"hopper_blackwell": 0.480, "intel_gaudi": 0.423, "volta_turing": 0.363, "workstation": 0.544,
 	},
 	etaC: map[string]float64{
-		"ada_dc": 0.413, "amd_cdna2": 0.310, "amd_cdna3": 0.310, "ampere_dc": 0.550, "consumer": 0.465,
-		"hopper_blackwell": 0.480, "intel_gaudi": 0.362, "volta_turing": 0.413, "workstation": 0.465,
+		"ada_dc": 0.397, "amd_cdna2": 0.298, "amd_cdna3": 0.298, "ampere_dc": 0.550, "consumer": 0.446,
+		"hopper_blackwell": 0.480, "intel_gaudi": 0.347, "volta_turing": 0.397, "workstation": 0.446,
 	},
 }
 

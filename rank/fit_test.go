@@ -320,16 +320,19 @@ const minFamilyRows = 10
 var kernelFixedHalf = map[string]float64{MoEKernelTriton: 0}
 
 // fitClasses fits a per-class constant (U or ETA_C, the map field names)
-// on each class's rows. A class gets a value of its own only from rows of
-// two publishers or more (one publisher's stack is not the class's); the
-// others keep their prior, moved by the median factor the fitted classes
-// moved by from theirs.
+// on each class's rows. A class gets a value of its own only from ten rows
+// or more of two publishers or more (ownFamily, the rule ETA_BW and the MoE
+// kernel families follow: one publisher's stack is not the class's, and a
+// handful of rows is one stack's); the others keep their prior, moved by
+// the median factor the fitted classes moved by from theirs. With AMD's
+// MLPerf rows left out, two rows (Oracle's and AMD's ROCm docs') had set
+// CDNA3's ETA_C at 0.20.
 func fitClasses(k *constants, field func(*constants) *map[string]float64, byClass map[string][]Measurement, priors map[string]float64) {
 	vals := *field(k)
 	var moved []float64
 	for _, class := range slices.Sorted(maps.Keys(byClass)) {
 		rs := byClass[class]
-		if publishers(rs) < 2 {
+		if !ownFamily(rs) {
 			continue
 		}
 		prior := priors[class]
@@ -347,7 +350,7 @@ func fitClasses(k *constants, field func(*constants) *map[string]float64, byClas
 	}
 	f := Median(moved)
 	for class, prior := range priors {
-		if publishers(byClass[class]) < 2 {
+		if !ownFamily(byClass[class]) {
 			vals[class] = math.Round(prior*f*1000) / 1000
 		}
 	}
