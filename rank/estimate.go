@@ -226,7 +226,7 @@ func (k constants) utilization(class string) (float64, bool) {
 
 // utilizationByClass is the training utilization U per cards.csv
 // estimator_class assumed before fitting (THROUGHPUT.md 2.1): the prior a
-// class without fitted rows of two publishers is scaled from.
+// class without ten fitted rows of two publishers is scaled from.
 var utilizationByClass = map[string]float64{
 	"hopper_blackwell": 0.40,
 	"ampere_dc":        0.55,
