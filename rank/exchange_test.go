@@ -159,12 +159,23 @@ func TestServing_ExpertAllToAllOnRequest(t *testing.T) {
 	if a2a.TokensPerSecond <= gather.TokensPerSecond {
 		t.Errorf("all-to-all %.0f tokens/s, gather %.0f: fewer copies should be faster", a2a.TokensPerSecond, gather.TokensPerSecond)
 	}
-	job, err := JobSpec{Workload: "serve-7b", ExpertAllToAll: true}.Resolve(WorkloadByName, func(string) bool { return true }, "USD")
-	if err != nil || !job.ExpertAllToAll || !job.Workload.ExpertAllToAll {
-		t.Errorf("serving job: %v, echoed %v, workload %v", err, job.ExpertAllToAll, job.Workload.ExpertAllToAll)
+	serveOnlySwitch(t, "expert_all_to_all", func(s *JobSpec) { s.ExpertAllToAll = true },
+		func(j Job) bool { return j.ExpertAllToAll && j.Workload.ExpertAllToAll })
+}
+
+// serveOnlySwitch checks a serving job's boolean switch: a serving job
+// takes it and echoes it (echoed), a training job refuses it with an
+// error that starts with the field's name.
+func serveOnlySwitch(t *testing.T, field string, set func(*JobSpec), echoed func(Job) bool) {
+	t.Helper()
+	known := func(string) bool { return true }
+	serve, train := JobSpec{Workload: "serve-7b"}, JobSpec{Workload: "lora-7b", Tokens: 1e6}
+	set(&serve)
+	set(&train)
+	if job, err := serve.Resolve(WorkloadByName, known, "USD"); err != nil || !echoed(job) {
+		t.Errorf("serving job with %s: %v, echoed %v", field, err, err == nil && echoed(job))
 	}
-	if _, err := (JobSpec{Workload: "lora-7b", Tokens: 1e6, ExpertAllToAll: true}).Resolve(WorkloadByName, func(string) bool { return true }, "USD"); err == nil ||
-		!strings.HasPrefix(err.Error(), "expert_all_to_all") {
-		t.Errorf("training job with expert_all_to_all: %v, want an error naming the field", err)
+	if _, err := train.Resolve(WorkloadByName, known, "USD"); err == nil || !strings.HasPrefix(err.Error(), field) {
+		t.Errorf("training job with %s: %v, want an error naming the field", field, err)
 	}
 }

@@ -378,14 +378,8 @@ func TestEstimate_AttentionDPBalancer(t *testing.T) {
 			t.Errorf("%v: balancer on / off = %.4f, want %.4f", tc.lay, got, tc.want)
 		}
 	}
-	job, err := JobSpec{Workload: "serve-7b", AttentionDPBalance: true}.Resolve(WorkloadByName, func(string) bool { return true }, "USD")
-	if err != nil || !job.AttentionDPBalance || !job.Workload.BalancedAttentionDP {
-		t.Errorf("serving job: %v, echoed %v, workload %v", err, job.AttentionDPBalance, job.Workload.BalancedAttentionDP)
-	}
-	if _, err := (JobSpec{Workload: "lora-7b", Tokens: 1e6, AttentionDPBalance: true}).Resolve(WorkloadByName, func(string) bool { return true }, "USD"); err == nil ||
-		!strings.HasPrefix(err.Error(), "attention_dp_balance") {
-		t.Errorf("training job with attention_dp_balance: %v, want an error naming the field", err)
-	}
+	serveOnlySwitch(t, "attention_dp_balance", func(s *JobSpec) { s.AttentionDPBalance = true },
+		func(j Job) bool { return j.AttentionDPBalance && j.Workload.BalancedAttentionDP })
 }
 
 // NVFP4 experts read slower than FP8 ones in TensorRT-LLM's CUTLASS MoE
