@@ -82,7 +82,8 @@ func TestServing_ExpertExchangeAsTheEngineRunsIt(t *testing.T) {
 			t.Fatalf("%s: no serving case", tc.name)
 		}
 		lay := Layout{TP: 1, PP: 1, DP: tc.ep, EP: tc.ep}
-		got, _, ok := expertExchangeSeconds(c, s, lay, 100)
+		copies, _ := exchangeCopies(c, s, tc.ep)
+		got, _, ok := expertExchangeSeconds(c, s, lay, 100, copies)
 		if !ok || math.Abs(got*1e6-tc.wantUS) > 1e-3 {
 			t.Errorf("%s: exchange %.4f µs a layer (ok %v), want %.4f", tc.name, got*1e6, ok, tc.wantUS)
 		}
@@ -136,7 +137,11 @@ func TestServing_ExpertAllToAllOnRequest(t *testing.T) {
 	if !ok {
 		t.Fatal("no serving case")
 	}
-	got, _, ok := expertExchangeSeconds(c, s, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 100)
+	copies, byA2A := exchangeCopies(c, s, 8)
+	got, _, ok := expertExchangeSeconds(c, s, Layout{TP: 1, PP: 1, DP: 8, EP: 8}, 100, copies)
+	if !byA2A {
+		t.Error("expert_all_to_all set, yet the exchange is a gather")
+	}
 	if !ok || math.Abs(got*1e6-31.4636) > 1e-3 {
 		t.Errorf("all-to-all exchange %.4f µs a layer (ok %v), want 31.4636", got*1e6, ok)
 	}

@@ -310,7 +310,8 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		r.link = link
 	}
 	if exchanges(s.eng, lay) {
-		t, link, ok := expertExchangeSeconds(c, s, lay, stageSeqs*(1+fresh/osl)/float64(lay.EP))
+		r.exchangeCopies, r.exchangeA2A = exchangeCopies(c, s, lay.EP)
+		t, link, ok := expertExchangeSeconds(c, s, lay, stageSeqs*(1+fresh/osl)/float64(lay.EP), r.exchangeCopies)
 		if !ok {
 			return r
 		}
@@ -318,7 +319,6 @@ func servingRate(c pricewatch.Card, s servingCase) servingResult {
 		if r.link == "" {
 			r.link = link
 		}
-		r.exchangeCopies, r.exchangeA2A = exchangeCopies(c, s, lay.EP)
 	}
 	eff := 1.0
 	if lay.PP > 1 {
@@ -487,19 +487,14 @@ const FP4ActivationBytes = 0.5 + 1.0/16
 
 // expertExchangeSeconds is one MoE layer's token exchange among the EP
 // ranks of an attention data-parallel group, each holding tokens of its
-// own: out to the ranks that hold their experts (dispatch) and back
-// (combine), per engines.csv ep_exchange. A gather (all-gather, then
-// reduce-scatter) brings every rank all n − 1 others' tokens, whatever
-// their routing; an all-to-all sends a token once to each rank holding
-// one of its experts (Model.RanksReached): fewer than the k copies a
-// per-expert count gives once k nears n. The dispatch travels in the
-// GEMMs' input format where the engine quantizes first (FP4 here); the
-// combine in 16 bits.
-func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensPerGPU float64) (float64, string, bool) {
+// own and sending each to copies other ranks (exchangeCopies): out to
+// the ranks that hold their experts (dispatch) and back (combine). The
+// dispatch travels in the GEMMs' input format where the engine quantizes
+// first (FP4 here); the combine in 16 bits.
+func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensPerGPU, copies float64) (float64, string, bool) {
 	n := lay.EP
-	// The copies of a token that leave its rank, as collectiveSeconds's
-	// (n − 1)/n share of a per-GPU buffer of tokens × copies × n/(n − 1).
-	copies, _ := exchangeCopies(c, s, n)
+	// The copies leave as collectiveSeconds's (n − 1)/n share of a
+	// per-GPU buffer of tokens × copies × n/(n − 1).
 	buf := tokensPerGPU * copies * float64(n) / float64(n-1) * float64(s.model.Hidden)
 	dispatchBytes := float64(ActivationBytes)
 	if s.eng.epQuantizedDispatch && s.fp4 {
@@ -514,15 +509,23 @@ func expertExchangeSeconds(c pricewatch.Card, s servingCase, lay Layout, tokensP
 }
 
 // exchangeCopies is how many of the other n − 1 ranks a token reaches in
-// the experts' token exchange, and whether by all-to-all: a gather
-// reaches all of them, an all-to-all (the engine's on this group, or the
-// job's expert_all_to_all) those holding its experts.
+// the experts' token exchange (engines.csv ep_exchange), and whether by
+// all-to-all: a gather (all-gather, then reduce-scatter) reaches all of
+// them whatever the routing; an all-to-all (the engine's on this group,
+// or the job's expert_all_to_all) only those holding one of its experts
+// (Model.RanksReached): fewer than the k copies a per-expert count gives
+// once k nears n.
 func exchangeCopies(c pricewatch.Card, s servingCase, n int) (float64, bool) {
 	if s.expertA2A || allToAll(s.eng, c, s.model, n) {
 		return s.model.RanksReached(n), true
 	}
 	return float64(n - 1), false
 }
+
+// boardGPUs is the GPUs of one NVSwitch board (HGX/DGX, links.csv
+// domain_gpus 8): an NVLink domain wider than it spans machines
+// (TensorRT-LLM's MNNVL, GB200/GB300 NVL72).
+const boardGPUs = 8
 
 // allToAll: the engine exchanges tokens by all-to-all on this group, not
 // by gather (engines.csv ep_exchange; TensorRT-LLM only over an NVLink
@@ -533,7 +536,7 @@ func allToAll(e engine, c pricewatch.Card, m Model, n int) bool {
 		return true
 	case exchangeGatherNVL:
 		l, ok := c.LinkFor(n)
-		return ok && l.DomainGPUs > 8 && n > m.ExpertsPerToken
+		return ok && l.DomainGPUs > boardGPUs && n > m.ExpertsPerToken
 	}
 	return false
 }
